@@ -1,0 +1,183 @@
+"""The untrusted candidate process. It builds `ModelNew` with the seeded
+initialisation order KernelBench uses, reads each trial's inputs from a file,
+runs the candidate, writes the outputs to a file, and answers the sample
+protocol for timing. It never sees a reference output, and it holds neither
+the timer (kforge's clock spans each sample) nor the database."""
+import json
+import sys
+import time
+
+# Imported (and the originals of the timers captured) before any candidate code.
+import torch
+
+from . import runtime_checks
+from .channel import Channel
+from .common import DTYPES, build_model
+from .device import Device
+from .task_loader import TaskError, describe_exception, import_file, load_task
+from .tensors import fingerprint, load_tensors, save_tensors, to_list
+from .timing import SampleServer
+
+_perf_counter = time.perf_counter
+_POISON = {"nan": float("nan"), "big": 3.0e38, "neg": -7.77e30}
+
+
+class CandidateError(Exception):
+    """The candidate itself failed (not the task): a failed evaluation."""
+
+
+class CandidateHost:
+    def __init__(self, channel):
+        self.ch = channel
+        self.identity = runtime_checks.snapshot()
+        self.device = None
+        self.model = None
+        self.trials = {}
+        self.retained = []   # (trial, outputs, fingerprints) for the later-mutation check
+        self.threads_after = []
+        self.server = None
+        self.dtype = None
+
+    def cmd_load(self, msg):
+        self.device = Device(msg["device"], msg.get("index", 0))
+        self.server = SampleServer(self.ch, self.device)
+        self.dtype = DTYPES.get(msg.get("dtype") or "", None)
+        torch.set_grad_enabled(False)
+        task = load_task(msg["task_path"])
+        t0 = _perf_counter()
+        try:
+            module = import_file(msg["candidate_path"], "kforge_candidate")
+        except TaskError as exc:
+            raise CandidateError(str(exc)) from None
+        compile_seconds = _perf_counter() - t0
+        cls = getattr(module, "ModelNew", None)
+        if cls is None:
+            raise CandidateError("the candidate defines no 'ModelNew'")
+        try:
+            self.model = build_model(cls, task, msg["seed"], self.device.torch_device, self.dtype,
+                                     "ModelNew")
+        except TaskError as exc:
+            raise CandidateError(str(exc)) from None
+        self.device.sync()
+        return {"ok": True, "compile_seconds": compile_seconds,
+                "identity_changed": runtime_checks.changed(self.identity),
+                "threads": runtime_checks.thread_counts()}
+
+    def _poison_allocator(self, kind, nbytes):
+        """Leave freed blocks full of a poison value where the outputs will be
+        allocated, so an output the candidate never wrote shows up."""
+        if kind is None or nbytes <= 0 or self.device.kind != "cuda":
+            return
+        n = nbytes // 4 + 1
+        # One block of the output size, freed: the caching allocator hands it
+        # out next, so an output the candidate never writes reads as poison.
+        block = torch.full((n,), _POISON[kind], dtype=torch.float32, device=self.device.torch_device)
+        del block
+        self.device.sync()
+
+    def cmd_run(self, msg):
+        k = msg["trial"]
+        loaded = load_tensors(msg["input_file"], self.device.torch_device)
+        reuse = msg.get("reuse_buffers_of")
+        if reuse is not None and reuse in self.trials:
+            # New values at the same addresses: defeats caching keyed by pointer.
+            inputs = self.trials[reuse]["inputs"]
+            for dst, src in zip(inputs, loaded):
+                if isinstance(dst, torch.Tensor):
+                    dst.copy_(src)
+            del loaded
+        else:
+            inputs = loaded
+        if msg.get("shift_allocator"):
+            self._shift = torch.empty(4099, dtype=torch.uint8, device=self.device.torch_device)
+        self._poison_allocator(msg.get("poison"), msg.get("poison_bytes", 0))
+        before = [fingerprint(x) for x in inputs]
+        threads_before = runtime_checks.thread_counts()
+        t0 = _perf_counter()
+        try:
+            with torch.no_grad():
+                out = self.model(*inputs)
+            self.device.sync()
+        except Exception as exc:  # noqa: BLE001 - the candidate failed
+            short, tb = describe_exception(exc)
+            return {"ok": False, "kind": "candidate_error", "error": short, "traceback": tb}
+        seconds = _perf_counter() - t0
+        outputs = to_list(out)
+        obs = runtime_checks.output_observations(outputs, inputs, self.model)
+        after = [fingerprint(x) for x in inputs]
+        threads_after = runtime_checks.thread_counts()
+        self.threads_after.append(threads_after)
+        plain = [o for o in outputs]
+        fps = [fingerprint(o) for o in plain]
+        if msg.get("retain", True):
+            self.retained.append((k, plain, fps))
+        if msg.get("keep_inputs", True):
+            self.trials[k] = {"inputs": inputs}
+        # Untyped copies only: a subclass's overrides cannot run on the far side.
+        save_tensors(msg["out_file"], [o.as_subclass(torch.Tensor) if isinstance(o, torch.Tensor)
+                                       else o for o in outputs])
+        return {"ok": True, "seconds": seconds, "outputs": obs,
+                "inputs_changed": [i for i, (a, b) in enumerate(zip(before, after)) if a != b],
+                "threads_before": threads_before, "threads_after": threads_after,
+                "identity_changed": runtime_checks.changed(self.identity)}
+
+    def cmd_setup_timing(self, msg):
+        inputs = self.trials[msg["trial"]]["inputs"]
+        model = self.model
+        self.server.register("candidate", lambda: model(*inputs))
+        return {"ok": True}
+
+    def cmd_dump_timed(self, msg):
+        out = self.server.last_outputs.get("candidate")
+        if out is None:
+            return {"ok": False, "kind": "internal", "error": "no timed output to dump"}
+        outputs = to_list(out)
+        save_tensors(msg["out_file"], [o.as_subclass(torch.Tensor) if isinstance(o, torch.Tensor)
+                                       else o for o in outputs])
+        return {"ok": True}
+
+    def cmd_final_checks(self, msg):
+        mutated = []
+        for k, outs, fps in self.retained:
+            now = [fingerprint(o) for o in outs]
+            if now != fps:
+                mutated.append(k)
+        return {"ok": True, "outputs_mutated_later": mutated,
+                "identity_changed": runtime_checks.changed(self.identity),
+                "threads": runtime_checks.thread_counts()}
+
+
+def main():
+    channel = Channel()
+    host = CandidateHost(channel)
+    handlers = {name[4:]: getattr(host, name) for name in dir(host) if name.startswith("cmd_")}
+    while True:
+        line = channel.read_line()
+        if line is None or line == "quit":
+            return 0
+        if line.startswith("arm "):
+            try:
+                host.server.handle_arm(line[4:])
+            except Exception as exc:  # noqa: BLE001
+                short, tb = describe_exception(exc)
+                channel.send({"ok": False, "kind": "candidate_error", "error": short,
+                              "traceback": tb})
+            continue
+        msg = json.loads(line)
+        handler = handlers.get(msg.get("cmd"))
+        try:
+            if handler is None:
+                raise RuntimeError(f"unknown command {msg.get('cmd')}")
+            reply = handler(msg)
+        except TaskError as exc:
+            reply = {"ok": False, "kind": "bad_task", "error": str(exc)}
+        except CandidateError as exc:
+            reply = {"ok": False, "kind": "candidate_error", "error": str(exc)}
+        except Exception as exc:  # noqa: BLE001 - reported, kforge decides
+            short, tb = describe_exception(exc)
+            reply = {"ok": False, "kind": "candidate_error", "error": short, "traceback": tb}
+        channel.send(reply)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""The clean reference process. It builds `Model`, makes the inputs for each
+trial, computes and keeps the reference outputs, compares candidate outputs
+(read from files) against them, and runs the eager and torch.compile programs
+for timing. Candidate code never runs here."""
+import math
+import os
+import sys
+import time
+import traceback
+
+import torch
+
+from . import compare
+from .channel import Channel
+from .common import DTYPES, build_model, make_inputs
+from .device import Device
+from .task_loader import TaskError, describe_exception, load_task
+from .tensors import fingerprint, load_tensors, save_tensors, to_list
+from .timing import SampleServer
+
+
+class Reference:
+    def __init__(self, channel):
+        self.ch = channel
+        self.device = None
+        self.task = None
+        self.model = None
+        self.dtype = None
+        self.trials = {}   # trial -> {"inputs": [...], "outputs": [...]}
+        self.server = None
+        self.compiled = None
+
+    # -- commands ---------------------------------------------------------
+    def cmd_load(self, msg):
+        self.device = Device(msg["device"], msg.get("index", 0))
+        self.server = SampleServer(self.ch, self.device)
+        self.dtype = DTYPES.get(msg.get("dtype") or "", None)
+        torch.set_grad_enabled(False)
+        self.task = load_task(msg["path"])
+        self.model = build_model(self.task.Model, self.task, msg["seed"], self.device.torch_device,
+                                 self.dtype, "Model")
+        n_params = sum(p.numel() for p in self.model.parameters())
+        return {"ok": True, "device": self.device.info(), "parameters": n_params}
+
+    def cmd_trial(self, msg):
+        k = msg["trial"]
+        inputs = make_inputs(self.task, msg["seed"], self.device.torch_device, self.dtype)
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            out = self.model(*inputs)
+        self.device.sync()
+        seconds = time.perf_counter() - t0
+        outputs = to_list(out)
+        for i, o in enumerate(outputs):
+            if not isinstance(o, torch.Tensor):
+                raise TaskError(f"Model.forward output {i} is {type(o).__name__}, not a tensor")
+        if msg.get("input_file"):
+            save_tensors(msg["input_file"], inputs)
+        atol, rtol = msg["atol"], msg["rtol"]
+        profile = [compare.output_profile(o, atol, rtol) for o in outputs]
+        same_as_first = None
+        if k != 0 and 0 in self.trials:
+            st = compare.compare_lists(self.trials[0]["outputs"], outputs, atol, rtol)
+            same_as_first = st.get("count_ok", False) and all(
+                o.get("shape_ok") and o.get("mismatched", 1) == 0 for o in st["outputs"])
+        keep = msg.get("keep", k == 0)
+        self.trials[k] = {"inputs": inputs if keep else None, "outputs": outputs}
+        return {"ok": True, "seconds": seconds,
+                "outputs": [{"shape": list(o.shape), "dtype": str(o.dtype),
+                             "bytes": o.numel() * o.element_size()} for o in outputs],
+                "inputs": [{"shape": list(x.shape), "dtype": str(x.dtype),
+                            "bytes": x.numel() * x.element_size(), "fingerprint": fingerprint(x)}
+                           if isinstance(x, torch.Tensor) else {"value": repr(x)[:80]}
+                           for x in inputs],
+                "profile": profile, "same_as_first": same_as_first}
+
+    def cmd_compare(self, msg):
+        refs = self.trials[msg["trial"]]["outputs"]
+        cands = load_tensors(msg["file"], self.device.torch_device)
+        return {"ok": True, **compare.compare_lists(refs, cands, msg["atol"], msg["rtol"])}
+
+    def cmd_compare_pair(self, msg):
+        a = load_tensors(msg["file_a"], self.device.torch_device)
+        b = load_tensors(msg["file_b"], self.device.torch_device)
+        return {"ok": True, **compare.compare_lists(a, b, msg["atol"], msg["rtol"])}
+
+    def cmd_drop(self, msg):
+        self.trials.pop(msg["trial"], None)
+        if self.device.kind == "cuda":
+            torch.cuda.empty_cache()
+        return {"ok": True}
+
+    def cmd_setup_timing(self, msg):
+        k = msg["trial"]
+        inputs = self.trials[k]["inputs"]
+        model = self.model
+        self.server.register("eager", lambda: model(*inputs))
+        reply = {"ok": True, "compile": None}
+        if msg.get("compile"):
+            t0 = time.perf_counter()
+            try:
+                compiled = torch.compile(model)
+                with torch.no_grad():
+                    for _ in range(2):
+                        compiled(*inputs)
+                self.device.sync()
+                self.compiled = compiled
+                self.server.register("compile", lambda: compiled(*inputs))
+                reply["compile"] = {"ok": True, "seconds": time.perf_counter() - t0}
+            except Exception as exc:  # noqa: BLE001 - inductor may be unavailable here
+                short, _ = describe_exception(exc)
+                reply["compile"] = {"ok": False, "error": short,
+                                    "seconds": time.perf_counter() - t0}
+        return reply
+
+    def cmd_sol(self, msg):
+        k = msg["trial"]
+        inputs = self.trials[k]["inputs"]
+        outputs = self.trials[k]["outputs"]
+        in_bytes = sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
+        param_bytes = sum(p.numel() * p.element_size() for p in self.model.parameters())
+        buf_bytes = sum(b.numel() * b.element_size() for b in self.model.buffers())
+        out_bytes = sum(o.numel() * o.element_size() for o in outputs)
+        flops = None
+        try:
+            from torch.utils.flop_counter import FlopCounterMode
+            counter = FlopCounterMode(display=False)
+            with counter, torch.no_grad():
+                self.model(*inputs)
+            flops = int(counter.get_total_flops())
+        except Exception:  # noqa: BLE001 - ops the counter does not know
+            flops = None
+        dtype = outputs[0].dtype if outputs and outputs[0].is_floating_point() else torch.float32
+        ceilings = self.device.measure_ceilings(dtype if msg.get("matmul_in_task_dtype", True)
+                                                else torch.float32)
+        return {"ok": True, "bytes": in_bytes + param_bytes + buf_bytes + out_bytes,
+                "input_bytes": in_bytes, "param_bytes": param_bytes + buf_bytes,
+                "output_bytes": out_bytes, "flops": flops, **ceilings}
+
+    def cmd_arm(self, msg):
+        self.server.handle_arm(msg["program"])
+        return None
+
+
+def main():
+    channel = Channel()
+    ref = Reference(channel)
+    handlers = {name[4:]: getattr(ref, name) for name in dir(ref) if name.startswith("cmd_")}
+    while True:
+        line = channel.read_line()
+        if line is None or line == "quit":
+            return 0
+        if line.startswith("arm "):
+            ref.server.handle_arm(line[4:])
+            continue
+        import json
+        msg = json.loads(line)
+        handler = handlers.get(msg.get("cmd"))
+        try:
+            if handler is None:
+                raise RuntimeError(f"unknown command {msg.get('cmd')}")
+            reply = handler(msg)
+        except TaskError as exc:
+            reply = {"ok": False, "kind": "bad_task", "error": str(exc)}
+        except torch.cuda.OutOfMemoryError as exc:
+            reply = {"ok": False, "kind": "oom", "error": describe_exception(exc)[0]}
+        except Exception as exc:  # noqa: BLE001 - reported, kforge decides
+            short, tb = describe_exception(exc)
+            reply = {"ok": False, "kind": "internal", "error": short, "traceback": tb}
+        if reply is not None:
+            channel.send(reply)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

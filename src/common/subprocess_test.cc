@@ -1,0 +1,120 @@
+#include "common/subprocess.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace kforge {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(ChildProcessTest, EchoesOverControlChannel) {
+  SpawnSpec spec;
+  // The child reads fd 3 and answers on fd 4; its stdout goes to /dev/null.
+  spec.argv = {"sh", "-c", "echo noise; while read l <&3; do echo \"got $l\" >&4; done"};
+  auto child = ChildProcess::Spawn(spec);
+  ASSERT_TRUE(child.ok()) << child.error().message;
+  ASSERT_TRUE(child->SendLine("hello").ok());
+  auto line = child->ReadLine(std::chrono::steady_clock::now() + 5s);
+  ASSERT_TRUE(line.ok()) << line.error().message;
+  EXPECT_EQ(*line, "got hello");
+}
+
+TEST(ChildProcessTest, ReadTimesOutOnSilentChild) {
+  SpawnSpec spec;
+  spec.argv = {"sleep", "30"};
+  auto child = ChildProcess::Spawn(spec);
+  ASSERT_TRUE(child.ok());
+  auto start = std::chrono::steady_clock::now();
+  auto line = child->ReadLine(start + 200ms);
+  EXPECT_FALSE(line.ok());
+  EXPECT_EQ(line.error().kind, ErrorKind::kTimeout);
+  ExitInfo info = child->Kill();
+  EXPECT_EQ(info.signal, SIGKILL);
+}
+
+TEST(ChildProcessTest, KillTakesTheWholeGroup) {
+  auto dir = std::filesystem::temp_directory_path() / "kforge-subprocess-test";
+  std::filesystem::create_directories(dir);
+  auto pidfile = dir / "grandchild.pid";
+  std::filesystem::remove(pidfile);
+  SpawnSpec spec;
+  spec.argv = {"sh", "-c", "sleep 60 & echo $! > " + pidfile.string() + "; echo ready >&4; wait"};
+  auto child = ChildProcess::Spawn(spec);
+  ASSERT_TRUE(child.ok());
+  ASSERT_TRUE(child->ReadLine(std::chrono::steady_clock::now() + 5s).ok());
+  std::ifstream in(pidfile);
+  pid_t grandchild = 0;
+  in >> grandchild;
+  ASSERT_GT(grandchild, 0);
+  child->Kill();
+  // The grandchild was in the same group: it must be gone (or a zombie being reaped by init).
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = ::kill(grandchild, 0) != 0;
+    if (!gone) {
+      std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+      std::string s;
+      std::getline(stat, s);
+      gone = s.find(") Z") != std::string::npos;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(gone);
+}
+
+TEST(ChildProcessTest, MissingProgramIsAnError) {
+  SpawnSpec spec;
+  spec.argv = {"/nonexistent/program"};
+  auto child = ChildProcess::Spawn(spec);
+  ASSERT_FALSE(child.ok());
+  EXPECT_NE(child.error().message.find("cannot start"), std::string::npos);
+}
+
+TEST(ChildProcessTest, ReportsCrashSignal) {
+  SpawnSpec spec;
+  spec.argv = {"sh", "-c", "kill -SEGV $$"};
+  auto child = ChildProcess::Spawn(spec);
+  ASSERT_TRUE(child.ok());
+  auto line = child->ReadLine(std::chrono::steady_clock::now() + 5s);
+  EXPECT_FALSE(line.ok());
+  EXPECT_EQ(line.error().kind, ErrorKind::kIo);
+  ExitInfo info = child->WaitOrKill(std::chrono::steady_clock::now() + 5s);
+  EXPECT_EQ(info.signal, SIGSEGV);
+}
+
+TEST(ChildProcessTest, AddressSpaceLimitApplies) {
+  SpawnSpec spec;
+  spec.argv = {"sh", "-c", "ulimit -v >&4"};
+  spec.sandbox.address_space_bytes = 512ull << 20;
+  auto child = ChildProcess::Spawn(spec);
+  ASSERT_TRUE(child.ok());
+  auto line = child->ReadLine(std::chrono::steady_clock::now() + 5s);
+  ASSERT_TRUE(line.ok());
+  EXPECT_EQ(*line, "524288");  // KiB
+}
+
+TEST(RunCommandTest, CapturesStdoutAndExitCode) {
+  SpawnSpec spec;
+  spec.argv = {"sh", "-c", "echo out; exit 3"};
+  auto r = RunCommand(spec, 5s);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->stdout_text, "out\n");
+  EXPECT_TRUE(r->exit.exited);
+  EXPECT_EQ(r->exit.exit_code, 3);
+}
+
+TEST(RunCommandTest, TimesOut) {
+  SpawnSpec spec;
+  spec.argv = {"sleep", "30"};
+  auto r = RunCommand(spec, 100ms);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->timed_out);
+}
+
+}  // namespace
+}  // namespace kforge

@@ -1,0 +1,72 @@
+// The evaluator: EvalRequest → EvalResult. It decides every policy (seeds,
+// tolerances, timing rule, integrity verdict); the harness processes only
+// execute. See docs/architecture.md ("The evaluator").
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "candidate/candidate.h"
+#include "common/config.h"
+#include "eval/eval_result.h"
+#include "task/task.h"
+
+namespace kforge {
+
+struct EvalOptions {
+  std::string device = "auto";  // auto | cuda | cpu
+  int gpu = 0;
+  Policy policy = Policy::kStrict;
+  int trials = 5;
+  uint64_t seed = 42;
+  bool use_baseline_cache = true;
+  std::optional<std::string> dtype;  // float32 | float16 | bfloat16
+  std::vector<std::string> allowlist;
+
+  // Correctness tolerances (|c − r| ≤ atol + rtol·|r| for every element).
+  double atol_fp32 = 1e-4, rtol_fp32 = 1e-4;
+  double atol_half = 1e-2, rtol_half = 1e-2;
+
+  // Timing: warm up, then alternate batches in random order until the
+  // relative error of every median is below target_noise, or the cap.
+  int warmup_samples = 3;
+  int min_samples = 10;
+  int max_samples = 1000;
+  int batch_samples = 5;
+  double target_noise = 0.005;
+  double max_timing_seconds = 20;
+  bool time_compile = true;
+
+  // Sandbox.
+  double compile_timeout_s = 900;
+  double run_timeout_floor_s = 60;
+  double run_timeout_factor = 50;
+  uint64_t memory_limit_bytes = 0;  // 0: half of physical memory
+  bool isolate_network = true;
+
+  // Integrity thresholds.
+  double suspect_speedup = 50;     // speedup above this is marked suspect
+  double sol_margin = 0.9;         // below margin × floor is flagged
+  double side_stream_ratio = 0.5;  // event time under ratio × host time
+
+  std::filesystem::path scratch_root;  // default: $TMPDIR/kforge
+};
+
+void RegisterEvalConfig(ConfigSchema& schema);
+EvalOptions EvalOptionsFromConfig(const Config& config);
+
+class Evaluator {
+ public:
+  explicit Evaluator(EvalOptions options) : options_(std::move(options)) {}
+
+  // Bad input (malformed task) ends the operation with OperationError
+  // (kBadInput); everything the candidate does wrong is a failed result.
+  EvalResult Evaluate(const Task& task, const Candidate& candidate);
+
+ private:
+  EvalOptions options_;
+};
+
+}  // namespace kforge

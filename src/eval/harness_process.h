@@ -1,0 +1,80 @@
+// HarnessProcess: one Python harness process (the clean reference or an
+// untrusted candidate) and the typed edge of its JSON-lines protocol. JSON
+// is parsed here and handed on as nlohmann::json only to the evaluator.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/result.h"
+#include "common/subprocess.h"
+
+namespace kforge {
+
+// Why a harness call failed, in the terms the evaluator decides on.
+enum class HarnessFailure {
+  kNone,
+  kBadTask,         // the task itself is malformed: exit code 2
+  kCandidateError,  // the candidate raised (compile error, CUDA fault, wrong type ...)
+  kCrashed,         // the process died (segfault, abort, OOM kill)
+  kTimeout,         // no answer before the deadline: the process is killed
+  kMemoryLimit,     // over its memory limit: the process is killed
+  kInternal,        // a harness bug or an environment problem
+};
+
+struct HarnessError {
+  HarnessFailure failure = HarnessFailure::kInternal;
+  std::string message;
+};
+
+struct SampleTiming {
+  double host_ms = 0;    // kforge's clock, go → done
+  double event_ms = -1;  // the process's CUDA-event time of its current stream (-1 on CPU)
+};
+
+class HarnessProcess {
+ public:
+  enum class Role { kReference, kCandidate };
+
+  struct Options {
+    Role role = Role::kReference;
+    std::filesystem::path scratch_dir;
+    SandboxOptions sandbox;
+    std::string label;  // for messages: "reference process" / "candidate process"
+  };
+
+  static Result<HarnessProcess> Start(const Options& options);
+
+  // Sends one command and waits for its reply. Any failure leaves the
+  // process killed, except a kBadTask/kCandidateError reply it sent itself.
+  // The reply JSON (with "ok": true) or a HarnessError.
+  std::variant<nlohmann::json, HarnessError> Call(const nlohmann::json& command,
+                                                  std::chrono::milliseconds timeout);
+
+  // One timed sample of `program` (see harness/kforge_harness/timing.py).
+  std::variant<SampleTiming, HarnessError> Sample(const std::string& program,
+                                                  std::chrono::milliseconds timeout);
+
+  bool alive() const { return alive_; }
+  bool network_isolated() const { return child_.network_isolated(); }
+  // Tail of the process's stderr log, for failure reports.
+  std::string StderrTail(size_t max_bytes = 2000) const;
+  void Stop();
+
+ private:
+  explicit HarnessProcess(ChildProcess child, Options options)
+      : child_(std::move(child)), options_(std::move(options)) {}
+  HarnessError Fail(HarnessFailure f, std::string message);
+  std::variant<std::string, HarnessError> ReadLineWatched(
+      std::chrono::steady_clock::time_point deadline);
+
+  ChildProcess child_;
+  Options options_;
+  bool alive_ = true;
+};
+
+std::string HarnessFailureName(HarnessFailure f);
+
+}  // namespace kforge
