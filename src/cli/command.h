@@ -23,5 +23,6 @@ void AddConfigFlags(CLI::App* cmd, ConfigFlags& flags);
 
 void AddEvalCommand(CLI::App& root, CommandTable& table);
 void AddConfigCommand(CLI::App& root, CommandTable& table);
+void AddLlmCommand(CLI::App& root, CommandTable& table);
 
 }  // namespace kforge::cli

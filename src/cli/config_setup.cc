@@ -2,6 +2,8 @@
 
 #include "common/result.h"
 #include "eval/evaluator.h"
+#include "llm/llm_settings.h"
+#include "search/pacevolve/search_config.h"
 #include "store/store.h"
 
 namespace kforge::cli {
@@ -13,6 +15,8 @@ void RegisterAllConfig() {
   ConfigSchema& s = ConfigSchema::Global();
   RegisterEvalConfig(s);
   RegisterStoreConfig(s);
+  llm::RegisterLlmConfig(s);
+  RegisterSearchConfig(s);
 }
 
 Config LoadConfig(const ConfigFlags& flags) {

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   CommandTable table;
   kforge::cli::AddEvalCommand(app, table);
   kforge::cli::AddConfigCommand(app, table);
+  kforge::cli::AddLlmCommand(app, table);
 
   try {
     app.parse(argc, argv);
