@@ -12,7 +12,7 @@ import torch
 
 from . import compare
 from .channel import Channel
-from .common import DTYPES, build_model, make_inputs
+from .common import DTYPES, build_model, make_inputs, make_variant_inputs
 from .device import Device
 from .task_loader import TaskError, describe_exception, load_task
 from .tensors import fingerprint, load_tensors, save_tensors, to_list
@@ -83,6 +83,40 @@ class Reference:
         a = load_tensors(msg["file_a"], self.device.torch_device)
         b = load_tensors(msg["file_b"], self.device.torch_device)
         return {"ok": True, **compare.compare_lists(a, b, msg["atol"], msg["rtol"])}
+
+    def cmd_variant(self, msg):
+        """Reference outputs on an input-distribution variant of a kept
+        trial's inputs. Measures only: kforge decides whether the variant is
+        usable (finite, not degenerate, different from the base answer)."""
+        base = self.trials[msg["base_trial"]]
+        inputs, changed = make_variant_inputs(base["inputs"], msg["variant"], msg["seed"])
+        reply = {"ok": True, "changed_inputs": changed, "outputs": [], "profile": [],
+                 "same_as_base": None}
+        if not changed:
+            return reply
+        with torch.no_grad():
+            outputs = to_list(self.model(*inputs))
+        self.device.sync()
+        atol, rtol = msg["atol"], msg["rtol"]
+        reply["profile"] = [compare.output_profile(o, atol, rtol) for o in outputs]
+        reply["base_profile"] = [compare.output_profile(o, atol, rtol) for o in base["outputs"]]
+        st = compare.compare_lists(base["outputs"], outputs, atol, rtol)
+        reply["same_as_base"] = st.get("count_ok", False) and all(
+            o.get("shape_ok") and o.get("mismatched", 1) == 0 for o in st["outputs"])
+        self.trials[msg["trial"]] = {"inputs": None, "outputs": outputs}
+        if msg.get("input_file"):
+            save_tensors(msg["input_file"], inputs)
+        return reply
+
+    def cmd_unload(self, msg):
+        """Forgets the task, so the process can load another (kforge tasks scan)."""
+        self.trials = {}
+        self.model = None
+        self.compiled = None
+        self.task = None
+        if self.device is not None and self.device.kind == "cuda":
+            torch.cuda.empty_cache()
+        return {"ok": True}
 
     def cmd_drop(self, msg):
         self.trials.pop(msg["trial"], None)

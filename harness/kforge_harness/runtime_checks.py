@@ -92,3 +92,37 @@ def output_observations(outputs, inputs, model):
                 entry["is_view"] = False
         obs.append(entry)
     return obs
+
+
+def _storage_ptr(t):
+    from .tensors import storage_ptrs
+
+    return storage_ptrs(t)[0]
+
+
+def input_ptrs(inputs):
+    """Storage addresses of the tensor inputs (None for other arguments)."""
+    return [_storage_ptr(x) if isinstance(x, torch.Tensor) and x.numel() else None
+            for x in inputs]
+
+
+def fresh_addresses(inputs, seen, attempts=4):
+    """Moves any input whose storage sits at an address an earlier trial used.
+
+    A result cache keyed by address must miss on every fresh trial: only the
+    deliberate same-address trial may reuse an address. The clashing tensors
+    stay alive while their copies are made, so the allocator cannot hand the
+    same block straight back. `seen` (a set) gains this trial's addresses.
+    """
+    out = list(inputs)
+    held = []
+    for _ in range(attempts):
+        clash = [i for i, p in enumerate(input_ptrs(out)) if p is not None and p in seen]
+        if not clash:
+            break
+        held.append(list(out))
+        for i in clash:
+            out[i] = out[i].clone()
+    del held
+    seen.update(p for p in input_ptrs(out) if p is not None)
+    return out

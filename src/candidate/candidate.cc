@@ -60,7 +60,8 @@ Result<Candidate> LoadCandidateFile(const fs::path& path, const std::string& dev
 }
 
 Result<StaticReport> RunStaticChecks(const Candidate& candidate,
-                                     const std::vector<std::string>& allowlist) {
+                                     const std::vector<std::string>& allowlist,
+                                     const fs::path& task_path) {
   SpawnSpec spec;
   spec.argv = HarnessArgv("static_check");
   spec.argv.push_back("--format");
@@ -68,6 +69,10 @@ Result<StaticReport> RunStaticChecks(const Candidate& candidate,
   for (const auto& a : allowlist) {
     spec.argv.push_back("--allow");
     spec.argv.push_back(a);
+  }
+  if (!task_path.empty()) {
+    spec.argv.push_back("--task");
+    spec.argv.push_back(task_path.string());
   }
   spec.argv.push_back(candidate.path.string());
   spec.env_set = HarnessEnv();

@@ -43,8 +43,11 @@ struct StaticReport {
 };
 
 // Runs harness/kforge_harness/static_check.py on the candidate. It parses
-// the source and never executes it.
+// the source and never executes it. With `task_path`, precision downcasts
+// are judged against the task: casts to fp16/bf16 are expected when the task
+// itself works in those types.
 Result<StaticReport> RunStaticChecks(const Candidate& candidate,
-                                     const std::vector<std::string>& allowlist);
+                                     const std::vector<std::string>& allowlist,
+                                     const std::filesystem::path& task_path = {});
 
 }  // namespace kforge

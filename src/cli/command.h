@@ -7,6 +7,8 @@
 #include <functional>
 #include <string>
 
+#include "common/result.h"
+
 namespace kforge::cli {
 
 struct CommandTable {
@@ -21,8 +23,24 @@ struct ConfigFlags {
 };
 void AddConfigFlags(CLI::App* cmd, ConfigFlags& flags);
 
+// "--db PATH_OR_URL" (env KFORGE_DB, default ./kforge.db) for the run commands.
+void AddDbOption(CLI::App* cmd, std::string& db);
+
+// Ends a command whose expected errors travel as values.
+inline void ThrowIfError(const Status& status) {
+  if (!status) throw OperationError{status.error()};
+}
+
 void AddEvalCommand(CLI::App& root, CommandTable& table);
 void AddConfigCommand(CLI::App& root, CommandTable& table);
 void AddLlmCommand(CLI::App& root, CommandTable& table);
+void AddAuditCommand(CLI::App& root, CommandTable& table);
+void AddTasksCommand(CLI::App& root, CommandTable& table);
+void AddOptimizeCommand(CLI::App& root, CommandTable& table);
+void AddResumeCommand(CLI::App& root, CommandTable& table);
+void AddShowCommand(CLI::App& root, CommandTable& table);
+void AddBestCommand(CLI::App& root, CommandTable& table);
+void AddRunsCommand(CLI::App& root, CommandTable& table);
+void AddReportCommand(CLI::App& root, CommandTable& table);
 
 }  // namespace kforge::cli

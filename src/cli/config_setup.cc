@@ -3,6 +3,8 @@
 #include "common/result.h"
 #include "eval/evaluator.h"
 #include "llm/llm_settings.h"
+#include "run/run_config.h"
+#include "search/baseline/greedy_strategy.h"
 #include "search/pacevolve/search_config.h"
 #include "store/store.h"
 
@@ -17,6 +19,8 @@ void RegisterAllConfig() {
   RegisterStoreConfig(s);
   llm::RegisterLlmConfig(s);
   RegisterSearchConfig(s);
+  search::RegisterBaselineStrategyConfig(s);
+  run::RegisterRunConfig(s);
 }
 
 Config LoadConfig(const ConfigFlags& flags) {

@@ -24,6 +24,14 @@ int main(int argc, char** argv) {
   kforge::cli::AddEvalCommand(app, table);
   kforge::cli::AddConfigCommand(app, table);
   kforge::cli::AddLlmCommand(app, table);
+  kforge::cli::AddAuditCommand(app, table);
+  kforge::cli::AddTasksCommand(app, table);
+  kforge::cli::AddOptimizeCommand(app, table);
+  kforge::cli::AddResumeCommand(app, table);
+  kforge::cli::AddShowCommand(app, table);
+  kforge::cli::AddBestCommand(app, table);
+  kforge::cli::AddRunsCommand(app, table);
+  kforge::cli::AddReportCommand(app, table);
 
   try {
     app.parse(argc, argv);

@@ -50,7 +50,8 @@ json EvalResult::ToJson() const {
                {"path", task_path},
                {"sha256", task_sha256},
                {"degenerate", degenerate},
-               {"degenerate_reason", OptStr(degenerate_reason)}};
+               {"degenerate_reason", OptStr(degenerate_reason)},
+               {"degenerate_kind", OptStr(degenerate_kind)}};
   j["candidate"] = {
       {"path", candidate_path}, {"format", candidate_format}, {"sha256", candidate_sha256}};
   j["device"] = {{"kind", device_kind},

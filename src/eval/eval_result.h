@@ -25,6 +25,7 @@ struct EvalResult {
   std::string task_name, task_path, task_sha256;
   bool degenerate = false;
   std::optional<std::string> degenerate_reason;
+  std::optional<std::string> degenerate_kind;  // JudgeDegeneracy's stable id
   // candidate
   std::string candidate_path, candidate_format, candidate_sha256;
   // device

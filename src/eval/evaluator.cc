@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "common/files.h"
 #include "common/line_printer.h"
 #include "eval/baseline_cache.h"
 #include "eval/harness_process.h"
+#include "eval/trial_seed.h"
 
 namespace kforge {
 
@@ -52,6 +54,10 @@ void RegisterEvalConfig(ConfigSchema& s) {
   s.Add({"eval.integrity.side_stream_ratio", d.side_stream_ratio,
          "flag when current-stream event time < ratio × device-synchronised time"});
   s.Add({"eval.integrity.allow", std::string(""), "comma-separated extra allowed torch calls"});
+  s.Add({"eval.integrity.input_variants", std::string("normal,scaled"),
+         "input-distribution variants checked after the trials (comma-separated; empty: none)"});
+  s.Add({"eval.integrity.variant_tolerance_factor", d.variant_tolerance_factor,
+         "tolerance on an input variant, as a multiple of the task's"});
 }
 
 EvalOptions EvalOptionsFromConfig(const Config& c) {
@@ -76,32 +82,31 @@ EvalOptions EvalOptionsFromConfig(const Config& c) {
   o.suspect_speedup = c.GetDouble("eval.integrity.suspect_speedup");
   o.sol_margin = c.GetDouble("eval.integrity.sol_margin");
   o.side_stream_ratio = c.GetDouble("eval.integrity.side_stream_ratio");
-  std::string allow = c.GetString("eval.integrity.allow");
-  for (size_t pos = 0; pos < allow.size();) {
-    size_t comma = allow.find(',', pos);
-    std::string item =
-        allow.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    if (!item.empty()) o.allowlist.push_back(item);
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
+  auto split = [](const std::string& text) {
+    std::vector<std::string> items;
+    for (size_t pos = 0; pos < text.size();) {
+      size_t comma = text.find(',', pos);
+      std::string item =
+          text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      if (!item.empty()) items.push_back(item);
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    return items;
+  };
+  o.allowlist = split(c.GetString("eval.integrity.allow"));
+  o.input_variants = split(c.GetString("eval.integrity.input_variants"));
+  for (const auto& v : o.input_variants) {
+    if (v != "normal" && v != "scaled") {
+      throw OperationError{Error::BadInput(
+          fmt::format("eval.integrity.input_variants: unknown variant '{}' (normal|scaled)", v))};
+    }
   }
+  o.variant_tolerance_factor = c.GetDouble("eval.integrity.variant_tolerance_factor");
   return o;
 }
 
 namespace {
-
-uint64_t SplitMix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// Seed of trial k: distinct per (run seed, trial), within torch's range.
-int64_t TrialSeed(uint64_t seed, int k) {
-  return static_cast<int64_t>(SplitMix(seed * 1000003ULL + static_cast<uint64_t>(k) + 1) %
-                              2147483647ULL);
-}
 
 uint64_t PhysicalMemoryBytes() {
   long pages = ::sysconf(_SC_PHYS_PAGES);
@@ -156,8 +161,11 @@ class EvaluationRun {
   bool RunCandidateTrial(int k, const json& ref_trial, const fs::path& input_file,
                          const std::optional<int>& reuse, const std::string& poison,
                          bool shift_allocator, fs::path* out_file);
-  void AccumulateComparison(const json& cmp, const std::string& what);
+  bool AccumulateComparison(const json& cmp, const std::string& what);
+  void CheckReplayedOutput(int k, const json& reply, bool passed, const std::optional<int>& reuse);
   void AssessDegeneracy();
+  void RunInputVariants();
+  void RerunTimedProgram();
   void TimeWindow(bool with_candidate);
   void CheckTimedOutput();
   void FinalRuntimeChecks();
@@ -168,6 +176,8 @@ class EvaluationRun {
     for (const auto& f : r_.flags) {
       if (f.check == check) return;  // one flag per check id
     }
+    // Runtime ids take their severity from the table (integrity.cc).
+    sev = RuntimeCheckSeverity(check, opt_.policy).value_or(sev);
     r_.flags.push_back({check, sev, std::move(detail)});
   }
   void CandidateFailed(const std::string& message) {
@@ -214,6 +224,16 @@ class EvaluationRun {
   BaselineKey baseline_key_;
   json extra_ = json::object();
   int thread_baseline_native_ = -1;
+  // Per correctness trial: the candidate's output fingerprints and input
+  // addresses, whether it passed, and whether the reference's answer equalled
+  // trial 0's (the replay checks compare them).
+  struct CandidateTrial {
+    json fingerprints;
+    json input_ptrs;
+    bool passed = false;
+  };
+  std::map<int, CandidateTrial> cand_trials_;
+  std::map<int, bool> ref_same_as_first_;
 };
 
 void EvaluationRun::StartReference() {
@@ -242,13 +262,16 @@ void EvaluationRun::StartReference() {
 }
 
 void EvaluationRun::RunStaticChecks() {
-  auto report = kforge::RunStaticChecks(cand_, opt_.allowlist);
+  auto report = kforge::RunStaticChecks(cand_, opt_.allowlist, task_.path);
   if (!report) {
     throw OperationError{Error::Internal("static checks: " + report.error().message)};
   }
   static_ = std::move(report).value();
+  // A run in fp16/bf16 (--dtype) expects the casts a downcast check looks for.
+  const bool half_run = opt_.dtype && (*opt_.dtype == "float16" || *opt_.dtype == "bfloat16");
   for (const auto& f : static_.findings) {
     if (StaticCheckAllowed(f.check, opt_.policy)) continue;
+    if (half_run && f.check == "precision_downcast") continue;
     Severity sev = StaticCheckSeverity(f.check, opt_.policy);
     std::string detail = f.line > 0 ? fmt::format("line {}: {}", f.line, f.detail) : f.detail;
     Flag(f.check, sev, detail);
@@ -382,28 +405,63 @@ bool EvaluationRun::RunCandidateTrial(int k, const json& ref_trial, const fs::pa
     cand_proc_->Stop();
     return false;
   }
-  ObserveRun(std::get<json>(reply), k);
+  const json& ran = std::get<json>(reply);
+  ObserveRun(ran, k);
   json cmp = RefCall({{"cmd", "compare"},
                       {"trial", k},
                       {"file", out_file->string()},
                       {"atol", atol_},
                       {"rtol", rtol_}},
                      RunTimeout());
-  AccumulateComparison(cmp, fmt::format("trial {}", k));
+  bool passed = AccumulateComparison(cmp, fmt::format("trial {}", k));
+  // The repeat of trial 0 under other poison has the same inputs by design.
+  if (poison != "big") CheckReplayedOutput(k, ran, passed, reuse);
   (void)ref_trial;
   return true;
 }
 
-void EvaluationRun::AccumulateComparison(const json& cmp, const std::string& what) {
+void EvaluationRun::CheckReplayedOutput(int k, const json& reply, bool passed,
+                                        const std::optional<int>& reuse) {
+  CandidateTrial now{reply.value("fingerprints", json::array()),
+                     reply.value("input_ptrs", json::array()), passed};
+  for (const auto& [j, before] : cand_trials_) {
+    if (before.fingerprints.empty() || before.fingerprints != now.fingerprints) continue;
+    // Bitwise the same output as trial j. It is a replay when the reference's
+    // answer changed: one trial passed and the other failed, or trial 0's
+    // answer differs from this one's.
+    auto same = ref_same_as_first_.find(k);
+    bool answer_changed = before.passed != now.passed ||
+                          (j == 0 && same != ref_same_as_first_.end() && !same->second);
+    if (!answer_changed) continue;
+    bool same_address = (reuse && *reuse == j) || before.input_ptrs == now.input_ptrs;
+    if (same_address) {
+      Flag("result_caching", Severity::kReject,
+           fmt::format("trial {} put new values at the addresses of trial {}'s inputs and got "
+                       "trial {}'s output back, bit for bit: the result is cached by address",
+                       k, j, j));
+    } else {
+      Flag("input_independent_output", Severity::kReject,
+           fmt::format("trial {}'s output is bit for bit trial {}'s, although the inputs and the "
+                       "reference's answer changed: the output does not depend on the inputs",
+                       k, j));
+    }
+    break;
+  }
+  cand_trials_.emplace(k, std::move(now));
+}
+
+bool EvaluationRun::AccumulateComparison(const json& cmp, const std::string& what) {
   ++compared_trials_;
   if (!cmp.value("count_ok", false)) {
     CandidateFailed(fmt::format("{}: {}", what, cmp.value("detail", "output count differs")));
-    return;
+    return false;
   }
+  bool passed = true;
   for (size_t i = 0; i < cmp["outputs"].size(); ++i) {
     const json& o = cmp["outputs"][i];
     if (!o.value("shape_ok", false) || !o.value("dtype_ok", false)) {
       CandidateFailed(fmt::format("{}: output {}: {}", what, i, o.value("detail", "mismatch")));
+      passed = false;
       continue;
     }
     r_.max_abs_err = std::max(r_.max_abs_err, o.value("max_abs_err", 0.0));
@@ -413,12 +471,15 @@ void EvaluationRun::AccumulateComparison(const json& cmp, const std::string& wha
     int64_t bad = o.value("mismatched", int64_t{0});
     if (nonfinite > 0) {
       CandidateFailed(fmt::format("{}: output {} has {} NaN/Inf element(s)", what, i, nonfinite));
+      passed = false;
     } else if (bad > 0) {
       CandidateFailed(fmt::format(
           "{}: output {}: {} of {} elements outside atol={:g} rtol={:g} (max abs err {:.3g})", what,
           i, bad, o.value("numel", int64_t{0}), atol_, rtol_, o.value("max_abs_err", 0.0)));
+      passed = false;
     }
   }
+  return passed;
 }
 
 void EvaluationRun::RunTrials() {
@@ -427,10 +488,14 @@ void EvaluationRun::RunTrials() {
   bool cand_ok = r_.compiled && cand_proc_ && cand_proc_->alive();
   r_.correct = cand_ok;
   fs::path first_out;
+  // After the first failed trial one more runs: a replayed or constant output
+  // shows itself only across two trials (CheckReplayedOutput).
+  int diagnostic_trials_left = 1;
   // Trial index `trials` is the extra same-address trial.
   for (int k = 0; k <= trials; ++k) {
     fs::path input_file = scratch_ / "io" / fmt::format("inputs_{}.pt", k);
-    bool need_inputs = cand_ok && r_.correct;
+    bool need_inputs = cand_ok && (r_.correct || diagnostic_trials_left > 0);
+    if (need_inputs && !r_.correct) --diagnostic_trials_left;
     // Tolerances depend on the output dtype, known after the first trial; the
     // first trial uses fp32 tolerances for its own statistics, then we fix them.
     json trial = RefCall({{"cmd", "trial"},
@@ -453,9 +518,9 @@ void EvaluationRun::RunTrials() {
       rtol_ = half ? opt_.rtol_half : opt_.rtol_fp32;
     }
     profiles_.push_back(trial["profile"]);
-    if (trial.contains("same_as_first") && trial["same_as_first"].is_boolean() &&
-        trial["same_as_first"].get<bool>()) {
-      ++same_as_first_count_;
+    if (trial.contains("same_as_first") && trial["same_as_first"].is_boolean()) {
+      ref_same_as_first_[k] = trial["same_as_first"].get<bool>();
+      if (ref_same_as_first_[k]) ++same_as_first_count_;
     }
     if (need_inputs) {
       fs::path out;
@@ -505,31 +570,177 @@ void EvaluationRun::RunTrials() {
 }
 
 void EvaluationRun::AssessDegeneracy() {
-  // Reasons, most specific first. Profiles are per trial, per output.
-  const int n = static_cast<int>(profiles_.size());
-  if (n == 0) return;
-  bool all_zero_pass = true, all_mostly_zero = true, any_nonfinite = false;
+  std::vector<std::vector<OutputProfile>> profiles;
   for (const auto& trial : profiles_) {
-    for (const auto& o : trial) {
-      all_zero_pass = all_zero_pass && o.value("zeros_pass", false);
-      all_mostly_zero = all_mostly_zero && o.value("near_zero_fraction", 0.0) >= 0.99;
-      any_nonfinite = any_nonfinite || o.value("nonfinite", int64_t{0}) > 0;
+    auto& seed = profiles.emplace_back();
+    for (const auto& o : trial) seed.push_back(ParseOutputProfile(o));
+  }
+  auto d = JudgeDegeneracy(profiles, same_as_first_count_, atol_, rtol_);
+  if (!d) return;
+  r_.degenerate = true;
+  r_.degenerate_kind = d->kind;
+  r_.degenerate_reason = d->reason;
+  // Nothing is accepted on a degenerate task; the flag says why in the
+  // candidate's own verdict (suspect: kept, shown, left out of aggregates).
+  Flag("degenerate_task", Severity::kWarn, "the task is degenerate: " + d->reason);
+}
+
+namespace {
+
+// Trial ids of the extra reference computations (kept apart from the
+// correctness trials 0..trials).
+constexpr int kRerunTrial = 1000;
+constexpr int kVariantTrialBase = 2000;
+
+// Why an input variant cannot judge the candidate, or "" when it can.
+std::string VariantSkipReason(const json& ref) {
+  std::vector<OutputProfile> outs;
+  for (const auto& o : ref.value("profile", json::array())) outs.push_back(ParseOutputProfile(o));
+  return kforge::VariantSkipReason(
+      ref.value("changed_inputs", 0), outs,
+      ref.value("same_as_base", json(false)).is_boolean() && ref["same_as_base"].get<bool>());
+}
+
+bool ComparisonPassed(const json& cmp) {
+  bool ok = cmp.value("count_ok", false);
+  for (const auto& o : cmp.value("outputs", json::array())) {
+    ok = ok && o.value("shape_ok", false) && o.value("dtype_ok", false) &&
+         o.value("mismatched", int64_t{1}) == 0 && o.value("cand_nonfinite", int64_t{1}) == 0;
+  }
+  return ok;
+}
+
+}  // namespace
+
+void EvaluationRun::RunInputVariants() {
+  if (opt_.input_variants.empty() || r_.degenerate || !r_.correct || !cand_proc_ ||
+      !cand_proc_->alive()) {
+    return;
+  }
+  json report = json::array();
+  int v = 0;
+  for (const auto& variant : opt_.input_variants) {
+    const int id = kVariantTrialBase + v++;
+    fs::path input_file = scratch_ / "io" / fmt::format("variant_{}.pt", variant);
+    fs::path out_file = scratch_ / "io" / fmt::format("variant_out_{}.pt", variant);
+    json ref = RefCall({{"cmd", "variant"},
+                        {"trial", id},
+                        {"base_trial", 0},
+                        {"variant", variant},
+                        {"seed", TrialSeed(opt_.seed, id)},
+                        {"input_file", input_file.string()},
+                        {"atol", atol_},
+                        {"rtol", rtol_}},
+                       Seconds(std::max(opt_.compile_timeout_s, 600.0)));
+    json entry = {{"variant", variant}, {"used", false}};
+    if (std::string skip = VariantSkipReason(ref); !skip.empty()) {
+      entry["skipped"] = skip;
+      report.push_back(entry);
+      RefCall({{"cmd", "drop"}, {"trial", id}}, Seconds(60));
+      fs::remove(input_file);
+      continue;
+    }
+    // The task's tolerance, widened: a shortcut is wrong by far more, and the
+    // honest kernel's rounding grows with the output's magnitude.
+    double scale = 1;
+    const json& prof = ref["profile"];
+    const json& base = ref.value("base_profile", json::array());
+    for (size_t i = 0; i < prof.size() && i < base.size(); ++i) {
+      double b = base[i].value("max_abs", 0.0);
+      if (b > 0) scale = std::max(scale, prof[i].value("max_abs", 0.0) / b);
+    }
+    const double atol = opt_.variant_tolerance_factor * atol_ * scale;
+    const double rtol = opt_.variant_tolerance_factor * rtol_;
+    json run = {{"cmd", "run"},
+                {"trial", id},
+                {"input_file", input_file.string()},
+                {"out_file", out_file.string()},
+                {"poison", nullptr},
+                {"poison_bytes", output_bytes_},
+                {"shift_allocator", false},
+                {"reuse_buffers_of", nullptr},
+                {"retain", false},
+                {"keep_inputs", false}};
+    auto reply = cand_proc_->Call(run, RunTimeout());
+    entry["used"] = true;
+    entry["atol"] = atol;
+    entry["rtol"] = rtol;
+    if (auto* e = std::get_if<HarnessError>(&reply)) {
+      Flag("input_distribution_shortcut", Severity::kReject,
+           fmt::format("correct on the task's inputs, but failed on the '{}' input variant: {}",
+                       variant, e->message));
+      entry["error"] = e->message;
+      report.push_back(entry);
+      fs::remove(input_file);
+      break;
+    }
+    ObserveRun(std::get<json>(reply), id);
+    json cmp = RefCall({{"cmd", "compare"},
+                        {"trial", id},
+                        {"file", out_file.string()},
+                        {"atol", atol},
+                        {"rtol", rtol}},
+                       RunTimeout());
+    bool ok = ComparisonPassed(cmp);
+    entry["passed"] = ok;
+    int64_t bad = 0, numel = 0;
+    double err = 0;
+    for (const auto& o : cmp.value("outputs", json::array())) {
+      bad += o.value("mismatched", int64_t{0});
+      numel += o.value("numel", int64_t{0});
+      err = std::max(err, o.value("max_abs_err", 0.0));
+    }
+    entry["max_abs_err"] = err;
+    if (!ok) {
+      Flag("input_distribution_shortcut", Severity::kReject,
+           fmt::format("correct on the task's inputs, wrong on the '{}' input variant ({} of {} "
+                       "elements outside atol={:g} rtol={:g}, max abs err {:.3g}): the kernel "
+                       "relies on the task's input distribution",
+                       variant, bad, numel, atol, rtol, err));
+    }
+    report.push_back(entry);
+    RefCall({{"cmd", "drop"}, {"trial", id}}, Seconds(60));
+    fs::remove(input_file);
+    fs::remove(out_file);
+  }
+  extra_["input_variants"] = report;
+}
+
+void EvaluationRun::RerunTimedProgram() {
+  fs::path in = scratch_ / "io" / "rerun_inputs.pt";
+  fs::path out = scratch_ / "io" / "rerun_out.pt";
+  RefCall({{"cmd", "trial"},
+           {"trial", kRerunTrial},
+           {"seed", TrialSeed(opt_.seed, kRerunTrial)},
+           {"input_file", in.string()},
+           {"atol", atol_},
+           {"rtol", rtol_},
+           {"keep", false}},
+          Seconds(std::max(opt_.compile_timeout_s, 600.0)));
+  auto reply = cand_proc_->Call({{"cmd", "rerun_timed"},
+                                 {"trial", 0},
+                                 {"input_file", in.string()},
+                                 {"out_file", out.string()}},
+                                RunTimeout());
+  if (auto* e = std::get_if<HarnessError>(&reply)) {
+    Flag("timed_output_mismatch", Severity::kReject,
+         "the timed program failed on new values at its inputs' addresses: " + e->message);
+  } else {
+    json cmp = RefCall({{"cmd", "compare"},
+                        {"trial", kRerunTrial},
+                        {"file", out.string()},
+                        {"atol", atol_},
+                        {"rtol", rtol_}},
+                       RunTimeout());
+    if (!ComparisonPassed(cmp)) {
+      Flag("timed_output_mismatch", Severity::kReject,
+           "after the timing window, new values at the timed inputs' addresses gave a wrong "
+           "output: the timed program returns a stale answer");
     }
   }
-  std::optional<std::string> reason;
-  if (any_nonfinite) {
-    reason = "reference output contains NaN/Inf";
-  } else if (same_as_first_count_ == n - 1 && n > 1) {
-    reason = fmt::format("output is identical across {} input seeds (insensitive to inputs)", n);
-  } else if (all_zero_pass) {
-    reason = fmt::format("an all-zeros output passes atol={:g} rtol={:g}", atol_, rtol_);
-  } else if (all_mostly_zero) {
-    reason = fmt::format("at least 99% of output elements are within atol={:g} of zero", atol_);
-  }
-  if (reason) {
-    r_.degenerate = true;
-    r_.degenerate_reason = reason;
-  }
+  RefCall({{"cmd", "drop"}, {"trial", kRerunTrial}}, Seconds(60));
+  fs::remove(in);
+  fs::remove(out);
 }
 
 void EvaluationRun::TimeWindow(bool with_candidate) {
@@ -660,6 +871,7 @@ void EvaluationRun::CheckTimedOutput() {
          "the output produced while timed differs from the reference");
   }
   fs::remove(out);
+  RerunTimedProgram();
 }
 
 void EvaluationRun::FinalRuntimeChecks() {
@@ -767,6 +979,7 @@ EvalResult EvaluationRun::Run() {
   StartCandidate();
   RunTrials();
   AssessDegeneracy();
+  RunInputVariants();
   bool cand_alive = cand_proc_ && cand_proc_->alive();
   bool time_candidate = cand_alive && r_.compiled && r_.correct && !static_rejected_;
   if (time_candidate || !baseline_ || !baseline_->contains("eager_ms")) {

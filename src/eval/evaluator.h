@@ -50,6 +50,10 @@ struct EvalOptions {
   double suspect_speedup = 50;     // speedup above this is marked suspect
   double sol_margin = 0.9;         // below margin × floor is flagged
   double side_stream_ratio = 0.5;  // event time under ratio × host time
+  // Input-distribution variants (common.py VARIANTS) checked after the
+  // trials, with the task's tolerance times this factor.
+  std::vector<std::string> input_variants = {"normal", "scaled"};
+  double variant_tolerance_factor = 10;
 
   std::filesystem::path scratch_root;  // default: $TMPDIR/kforge
 };

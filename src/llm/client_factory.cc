@@ -48,8 +48,9 @@ LlmResult<std::unique_ptr<LlmClient>> ClientFactory::MakeOne(const ModelSpec& sp
           LlmErrorKind::kBadSpec,
           fmt::format("'{}': run {} has no recorded LLM calls", spec.ToString(), spec.run_id));
     }
-    return std::unique_ptr<LlmClient>(std::make_unique<ReplayClient>(
-        spec.run_id, std::move(records).value(), settings_.replay_strict));
+    return std::unique_ptr<LlmClient>(
+        std::make_unique<ReplayClient>(spec.run_id, std::move(records).value(),
+                                       settings_.replay_strict, settings_.replay_in_order));
   }
 
   bool anthropic = spec.provider == Provider::kAnthropic;

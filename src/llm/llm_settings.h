@@ -45,6 +45,9 @@ struct LlmSettings {
   PriceTable prices = PriceTable::BuiltIn();
   std::string call_log_path;  // llm.call_log: a JSONL call log; empty for none
   bool replay_strict = true;
+  // Not a config key: set by callers whose prompts differ on every run (the
+  // optimize loop), so replay serves each stage's answers in recorded order.
+  bool replay_in_order = false;
 
   // kBadInput for out-of-range values or malformed open-table entries.
   static Result<LlmSettings> FromConfig(const Config& config);

@@ -8,11 +8,13 @@
 
 namespace kforge::llm {
 
-ReplayClient::ReplayClient(std::string run_id, std::vector<LlmCallRecord> records, bool strict)
+ReplayClient::ReplayClient(std::string run_id, std::vector<LlmCallRecord> records, bool strict,
+                           bool in_order)
     : run_id_(std::move(run_id)),
       records_(std::move(records)),
       served_(records_.size(), false),
-      strict_(strict) {}
+      strict_(strict && !in_order),
+      in_order_(in_order) {}
 
 std::string ReplayClient::model() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -43,7 +45,7 @@ LlmResult<LlmResponse> ReplayClient::Complete(const LlmRequest& request,
     for (size_t i = 0; i < records_.size(); ++i) {
       if (served_[i]) continue;
       if (next == records_.size()) next = i;
-      if (records_[i].request_hash == hash) {
+      if (!in_order_ && records_[i].request_hash == hash) {
         match = i;
         break;
       }

@@ -19,7 +19,8 @@ namespace kforge::llm {
 
 class ReplayClient : public LlmClient {
  public:
-  ReplayClient(std::string run_id, std::vector<LlmCallRecord> records, bool strict);
+  ReplayClient(std::string run_id, std::vector<LlmCallRecord> records, bool strict,
+               bool in_order = false);
 
   // Calls recorded as failed without a response are served as
   // kReplayedFailure with the recorded message, so the replay takes the same
@@ -38,6 +39,7 @@ class ReplayClient : public LlmClient {
   std::vector<LlmCallRecord> records_;
   std::vector<bool> served_;
   bool strict_;
+  bool in_order_;
   mutable std::mutex mu_;
 };
 

@@ -86,4 +86,8 @@ std::string NewRunId() {
                      p.fields.tm_sec, RandomHexId().substr(0, 6));
 }
 
+std::string NewBenchId() {
+  return "bench-" + NewRunId();
+}
+
 }  // namespace kforge

@@ -35,6 +35,8 @@ std::string IsoUtcNow();
 std::string RandomHexId();
 // "20261123-143012-3fa9c1": sorts by creation time and reads well in a terminal.
 std::string NewRunId();
+// "bench-20261123-143012-3fa9c1": a bench id never reads as a run id.
+std::string NewBenchId();
 
 struct RunRecord {
   std::string id;          // NewRunId() when left empty
@@ -153,6 +155,33 @@ struct IdeaRecord {
   std::string description;
   IdeaStatus status = IdeaStatus::kActive;
   std::string hypotheses_json = "[]";
+  std::string created_at;  // kept from the first write
+  std::string updated_at;
+};
+
+// A bench: one suite run the same way, one run per task (`kforge bench`).
+struct BenchRecord {
+  std::string id;          // NewBenchId() when left empty
+  std::string created_at;  // filled by the store when empty
+  std::string suite;       // the suite as given: a directory or a list file
+  std::string strategy;
+  std::string llm_spec;
+  std::string device;
+  std::string config_json = "{}";
+  int64_t iterations_target = 0;
+};
+
+// One task of a bench and the run that optimizes it; key (bench_id, task).
+struct BenchRunRecord {
+  std::string bench_id;
+  std::string task;  // the task's name, unique within the bench
+  std::string task_path;
+  int64_t position = 0;  // the task's place in the suite (report order)
+  std::string run_id;
+  // Known to the bench before or after the run (e.g. from its baselines); a
+  // report also treats a task as degenerate when an evaluation said so.
+  bool degenerate = false;
+  std::string degenerate_reason;
   std::string created_at;  // kept from the first write
   std::string updated_at;
 };

@@ -135,10 +135,38 @@ CREATE TABLE ideas (
 );
 )sql";
 
+// Version 2: benches (`kforge bench`): a suite run the same way, one run per task.
+constexpr const char* kMigration2 = R"sql(
+CREATE TABLE benches (
+  id TEXT PRIMARY KEY,
+  created_at TEXT NOT NULL,
+  suite TEXT NOT NULL,
+  strategy TEXT NOT NULL,
+  llm_spec TEXT NOT NULL,
+  device TEXT NOT NULL,
+  config_json TEXT NOT NULL,
+  iterations_target BIGINT NOT NULL
+);
+
+CREATE TABLE bench_runs (
+  bench_id TEXT NOT NULL REFERENCES benches (id),
+  task TEXT NOT NULL,
+  task_path TEXT NOT NULL,
+  position BIGINT NOT NULL,
+  run_id TEXT NOT NULL REFERENCES runs (id),
+  degenerate BIGINT NOT NULL CHECK (degenerate IN (0, 1)),
+  degenerate_reason TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (bench_id, task)
+);
+CREATE INDEX bench_runs_by_run ON bench_runs (run_id);
+)sql";
+
 }  // namespace
 
 const std::vector<std::string>& StoreMigrations() {
-  static const std::vector<std::string> migrations = {kMigration1};
+  static const std::vector<std::string> migrations = {kMigration1, kMigration2};
   return migrations;
 }
 

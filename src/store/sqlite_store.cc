@@ -179,6 +179,40 @@ Result<JobRecord> ReadJob(const Statement& st) {
   return r;
 }
 
+constexpr const char* kBenchColumns =
+    "id, created_at, suite, strategy, llm_spec, device, config_json, iterations_target";
+
+BenchRecord ReadBench(const Statement& st) {
+  BenchRecord r;
+  r.id = st.Text(0);
+  r.created_at = st.Text(1);
+  r.suite = st.Text(2);
+  r.strategy = st.Text(3);
+  r.llm_spec = st.Text(4);
+  r.device = st.Text(5);
+  r.config_json = st.Text(6);
+  r.iterations_target = st.Int(7);
+  return r;
+}
+
+constexpr const char* kBenchRunColumns =
+    "bench_id, task, task_path, position, run_id, degenerate, degenerate_reason, created_at, "
+    "updated_at";
+
+BenchRunRecord ReadBenchRun(const Statement& st) {
+  BenchRunRecord r;
+  r.bench_id = st.Text(0);
+  r.task = st.Text(1);
+  r.task_path = st.Text(2);
+  r.position = st.Int(3);
+  r.run_id = st.Text(4);
+  r.degenerate = st.Int(5) != 0;
+  r.degenerate_reason = st.Text(6);
+  r.created_at = st.Text(7);
+  r.updated_at = st.Text(8);
+  return r;
+}
+
 // Steps through every row, converting each with `read`.
 template <class T, class Reader>
 Result<std::vector<T>> CollectRows(Statement& st, Reader read) {
@@ -197,6 +231,14 @@ Result<int64_t> QueryInt(Connection& c, std::string_view sql, const std::string&
   if (!arg.empty()) st.Bind(arg);
   STORE_ASSIGN(has_row, st.Step());
   return has_row ? st.Int(0) : 0;
+}
+
+Status RequireBench(Connection& c, const std::string& bench_id) {
+  STORE_ASSIGN(n, QueryInt(c, "SELECT COUNT(*) FROM benches WHERE id = ?", bench_id));
+  if (n == 0) {
+    return Error::NotFound(fmt::format("bench '{}' not found in {}", bench_id, c.path()));
+  }
+  return Status::Ok();
 }
 
 Status RequireRun(Connection& c, const std::string& run_id) {
@@ -1051,6 +1093,73 @@ Result<std::vector<JobRecord>> SqliteStore::PendingJobs(const std::string& run_i
                                            kJobColumns)));
     st.Bind(run_id);
     return CollectRows<JobRecord>(st, [](const Statement& s) { return ReadJob(s); });
+  });
+}
+
+// --- benches ---
+
+Result<std::string> SqliteStore::CreateBench(BenchRecord bench) {
+  if (bench.id.empty()) bench.id = NewBenchId();
+  if (bench.created_at.empty()) bench.created_at = IsoUtcNow();
+  return Write<std::string>([&bench](Connection& c) -> Result<std::string> {
+    STORE_ASSIGN(n, QueryInt(c, "SELECT COUNT(*) FROM benches WHERE id = ?", bench.id));
+    if (n > 0) return Error::BadInput(fmt::format("bench '{}' already exists", bench.id));
+    STORE_ASSIGN(st,
+                 c.Prepare(fmt::format("INSERT INTO benches ({}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                       kBenchColumns)));
+    st.Bind(bench.id).Bind(bench.created_at).Bind(bench.suite).Bind(bench.strategy);
+    st.Bind(bench.llm_spec).Bind(bench.device).Bind(bench.config_json);
+    st.Bind(bench.iterations_target);
+    STORE_CHECK(st.Run());
+    return bench.id;
+  });
+}
+
+Result<BenchRecord> SqliteStore::GetBench(const std::string& bench_id) {
+  return Read<BenchRecord>([&](Connection& c) -> Result<BenchRecord> {
+    STORE_ASSIGN(st, c.Prepare(fmt::format("SELECT {} FROM benches WHERE id = ?", kBenchColumns)));
+    st.Bind(bench_id);
+    STORE_ASSIGN(has_row, st.Step());
+    if (!has_row) {
+      return Error::NotFound(fmt::format("bench '{}' not found in {}", bench_id, path_));
+    }
+    return ReadBench(st);
+  });
+}
+
+Status SqliteStore::AddBenchRun(const BenchRunRecord& bench_run) {
+  if (bench_run.task.empty()) return Error::BadInput("bench run record without a task name");
+  std::string now = IsoUtcNow();
+  return WriteStatus([&](Connection& c) -> Status {
+    STORE_CHECK(RequireBench(c, bench_run.bench_id));
+    STORE_CHECK(RequireRun(c, bench_run.run_id));
+    STORE_ASSIGN(
+        st, c.Prepare(fmt::format("INSERT INTO bench_runs ({}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                                  "ON CONFLICT (bench_id, task) DO UPDATE SET "
+                                  "task_path = excluded.task_path, position = excluded.position, "
+                                  "run_id = excluded.run_id, degenerate = excluded.degenerate, "
+                                  "degenerate_reason = excluded.degenerate_reason, "
+                                  "updated_at = excluded.updated_at",
+                                  kBenchRunColumns)));
+    st.Bind(bench_run.bench_id).Bind(bench_run.task).Bind(bench_run.task_path);
+    st.Bind(bench_run.position).Bind(bench_run.run_id);
+    st.Bind(int64_t{bench_run.degenerate ? 1 : 0}).Bind(bench_run.degenerate_reason);
+    st.Bind(bench_run.created_at.empty() ? now : bench_run.created_at);
+    st.Bind(bench_run.updated_at.empty() ? now : bench_run.updated_at);
+    return st.Run();
+  });
+}
+
+Result<std::vector<BenchRunRecord>> SqliteStore::ListBenchRuns(const std::string& bench_id) {
+  using Out = std::vector<BenchRunRecord>;
+  return Read<Out>([&](Connection& c) -> Result<Out> {
+    STORE_CHECK(RequireBench(c, bench_id));
+    STORE_ASSIGN(st, c.Prepare(fmt::format(
+                         "SELECT {} FROM bench_runs WHERE bench_id = ? ORDER BY position, task",
+                         kBenchRunColumns)));
+    st.Bind(bench_id);
+    return CollectRows<BenchRunRecord>(
+        st, [](const Statement& s) -> Result<BenchRunRecord> { return ReadBenchRun(s); });
   });
 }
 

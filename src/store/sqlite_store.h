@@ -81,6 +81,11 @@ class SqliteStore final : public Store {
   Status CompleteJob(const std::string& candidate_id) override;
   Result<std::vector<JobRecord>> PendingJobs(const std::string& run_id) override;
 
+  Result<std::string> CreateBench(BenchRecord bench) override;
+  Result<BenchRecord> GetBench(const std::string& bench_id) override;
+  Status AddBenchRun(const BenchRunRecord& bench_run) override;
+  Result<std::vector<BenchRunRecord>> ListBenchRuns(const std::string& bench_id) override;
+
   Status Flush() override;
 
  private:

@@ -148,6 +148,35 @@ TEST_F(SqliteStoreTest, MigrationsApplyInOrderAndRollBackOnFailure) {
   EXPECT_EQ(*raw.QueryText("SELECT COUNT(*) FROM sqlite_master WHERE name = 'b'"), "0");
 }
 
+TEST_F(SqliteStoreTest, VersionOneDatabaseGainsBenchTablesAndKeepsItsRuns) {
+  {
+    sqlite::Connection raw = Raw();
+    ASSERT_TRUE(ApplySqliteMigrations(raw, {StoreMigrations()[0]}).ok());
+    ASSERT_TRUE(raw.Exec("INSERT INTO runs VALUES ('old', 't', 't', 'completed', 'task', 'p', "
+                         "'h', 'greedy', 'llm', 'cpu', '{}', 5, 1, 1)")
+                    .ok());
+  }
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(*Raw().QueryText("SELECT MAX(version) FROM schema_migrations"),
+            std::to_string(StoreSchemaVersion()));
+  auto run = store->GetRun("old");
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  EXPECT_EQ(run->status, RunStatus::kCompleted);
+  BenchRecord bench;
+  bench.id = "b";
+  ASSERT_TRUE(store->CreateBench(bench).ok());
+  BenchRunRecord entry;
+  entry.bench_id = "b";
+  entry.task = "task";
+  entry.run_id = "old";
+  ASSERT_TRUE(store->AddBenchRun(entry).ok());
+  auto entries = store->ListBenchRuns("b");
+  ASSERT_TRUE(entries.ok()) << entries.error().message;
+  ASSERT_EQ(entries->size(), 1u);
+  EXPECT_EQ((*entries)[0].run_id, "old");
+}
+
 TEST_F(SqliteStoreTest, DatabaseFromANewerKforgeIsRefused) {
   MustOpen().reset();
   {

@@ -123,6 +123,18 @@ class Store {
   // Jobs of the run not done yet (pending or leased), oldest first.
   virtual Result<std::vector<JobRecord>> PendingJobs(const std::string& run_id) = 0;
 
+  // --- benches (a suite, one run per task) ---
+  // Returns the bench id (NewBenchId() when bench.id is empty). An existing id is kBadInput.
+  virtual Result<std::string> CreateBench(BenchRecord bench) = 0;
+  // kNotFound when there is no such bench.
+  virtual Result<BenchRecord> GetBench(const std::string& bench_id) = 0;
+  // Inserts or replaces by (bench_id, task), so a resumed bench can record a
+  // task's new run or its degeneracy; created_at is kept from the first
+  // write. An unknown bench or run is kNotFound.
+  virtual Status AddBenchRun(const BenchRunRecord& bench_run) = 0;
+  // Ordered by position, then task. kNotFound when there is no such bench.
+  virtual Result<std::vector<BenchRunRecord>> ListBenchRuns(const std::string& bench_id) = 0;
+
   // Waits until every queued write is committed; returns the first error of an
   // async write since the last Flush().
   virtual Status Flush() = 0;

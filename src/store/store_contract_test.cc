@@ -734,4 +734,116 @@ TEST_P(StoreContractTest, ConcurrentWritersShareOneStore) {
   EXPECT_EQ(*seqs.rbegin(), kThreads * kSources);
 }
 
+BenchRecord SampleBench(const std::string& id) {
+  BenchRecord b;
+  b.id = id;
+  b.suite = "suites/level1";
+  b.strategy = "pacevolve";
+  b.llm_spec = "openai:gpt-4o";
+  b.device = "cuda";
+  b.config_json = R"({"pacevolve":{"max_ideas":4}})";
+  b.iterations_target = 20;
+  return b;
+}
+
+BenchRunRecord SampleBenchRun(const std::string& bench_id, const std::string& task,
+                              int64_t position, const std::string& run_id) {
+  BenchRunRecord r;
+  r.bench_id = bench_id;
+  r.task = task;
+  r.task_path = "suites/level1/" + task + ".py";
+  r.position = position;
+  r.run_id = run_id;
+  return r;
+}
+
+TEST_P(StoreContractTest, BenchRoundTripsAndListsItsRunsInSuiteOrder) {
+  auto id = store_->CreateBench(SampleBench(""));
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  EXPECT_EQ(id->rfind("bench-", 0), 0u) << *id;
+  auto bench = store_->GetBench(*id);
+  ASSERT_TRUE(bench.ok()) << bench.error().message;
+  EXPECT_EQ(bench->suite, "suites/level1");
+  EXPECT_EQ(bench->strategy, "pacevolve");
+  EXPECT_EQ(bench->llm_spec, "openai:gpt-4o");
+  EXPECT_EQ(bench->device, "cuda");
+  EXPECT_EQ(bench->config_json, R"({"pacevolve":{"max_ideas":4}})");
+  EXPECT_EQ(bench->iterations_target, 20);
+  EXPECT_FALSE(bench->created_at.empty());
+
+  MustCreateRun(*store_, "r-b");
+  MustCreateRun(*store_, "r-a");
+  ASSERT_TRUE(store_->AddBenchRun(SampleBenchRun(*id, "2_B", 1, "r-b")).ok());
+  BenchRunRecord degenerate = SampleBenchRun(*id, "1_A", 0, "r-a");
+  degenerate.degenerate = true;
+  degenerate.degenerate_reason = "output is constant";
+  ASSERT_TRUE(store_->AddBenchRun(degenerate).ok());
+
+  auto runs = store_->ListBenchRuns(*id);
+  ASSERT_TRUE(runs.ok()) << runs.error().message;
+  ASSERT_EQ(runs->size(), 2u);
+  EXPECT_EQ((*runs)[0].task, "1_A");
+  EXPECT_EQ((*runs)[0].run_id, "r-a");
+  EXPECT_TRUE((*runs)[0].degenerate);
+  EXPECT_EQ((*runs)[0].degenerate_reason, "output is constant");
+  EXPECT_EQ((*runs)[0].task_path, "suites/level1/1_A.py");
+  EXPECT_EQ((*runs)[1].task, "2_B");
+  EXPECT_FALSE((*runs)[1].degenerate);
+  EXPECT_EQ((*runs)[1].position, 1);
+}
+
+TEST_P(StoreContractTest, BenchRunIsReplacedByTaskAndKeepsItsCreationTime) {
+  ASSERT_TRUE(store_->CreateBench(SampleBench("b1")).ok());
+  MustCreateRun(*store_, "first");
+  MustCreateRun(*store_, "second");
+  BenchRunRecord r = SampleBenchRun("b1", "1_A", 0, "first");
+  r.created_at = "2026-01-01T00:00:00.000000Z";
+  ASSERT_TRUE(store_->AddBenchRun(r).ok());
+  r.run_id = "second";
+  r.created_at = "2027-01-01T00:00:00.000000Z";
+  r.degenerate = true;
+  ASSERT_TRUE(store_->AddBenchRun(r).ok());
+  auto runs = store_->ListBenchRuns("b1");
+  ASSERT_TRUE(runs.ok()) << runs.error().message;
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].run_id, "second");
+  EXPECT_TRUE((*runs)[0].degenerate);
+  EXPECT_EQ((*runs)[0].created_at, "2026-01-01T00:00:00.000000Z");
+  EXPECT_GT((*runs)[0].updated_at, (*runs)[0].created_at);
+}
+
+TEST_P(StoreContractTest, BenchErrorsAreValues) {
+  auto missing = store_->GetBench("nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind, ErrorKind::kNotFound);
+  EXPECT_NE(missing.error().message.find("nope"), std::string::npos);
+  auto missing_runs = store_->ListBenchRuns("nope");
+  ASSERT_FALSE(missing_runs.ok());
+  EXPECT_EQ(missing_runs.error().kind, ErrorKind::kNotFound);
+
+  ASSERT_TRUE(store_->CreateBench(SampleBench("b1")).ok());
+  auto again = store_->CreateBench(SampleBench("b1"));
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().kind, ErrorKind::kBadInput);
+
+  MustCreateRun(*store_, "r");
+  Status unknown_bench = store_->AddBenchRun(SampleBenchRun("b2", "1_A", 0, "r"));
+  ASSERT_FALSE(unknown_bench.ok());
+  EXPECT_EQ(unknown_bench.error().kind, ErrorKind::kNotFound);
+  Status unknown_run = store_->AddBenchRun(SampleBenchRun("b1", "1_A", 0, "ghost"));
+  ASSERT_FALSE(unknown_run.ok());
+  EXPECT_EQ(unknown_run.error().kind, ErrorKind::kNotFound);
+  Status no_task = store_->AddBenchRun(SampleBenchRun("b1", "", 0, "r"));
+  ASSERT_FALSE(no_task.ok());
+  EXPECT_EQ(no_task.error().kind, ErrorKind::kBadInput);
+  auto runs = store_->ListBenchRuns("b1");
+  ASSERT_TRUE(runs.ok());
+  EXPECT_TRUE(runs->empty());
+
+  Reopen();
+  auto bench = store_->GetBench("b1");
+  ASSERT_TRUE(bench.ok()) << bench.error().message;
+  EXPECT_EQ(bench->iterations_target, 20);
+}
+
 }  // namespace kforge::store_testing

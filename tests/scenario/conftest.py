@@ -40,3 +40,7 @@ def eval_json(kforge, task, candidate, *extra):
                   *FAST, *extra)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")

@@ -17,8 +17,12 @@ ext = load_inline(name="kf_rt_skip_after_warmup", cpp_sources=cpp_src,
 
 
 class ModelNew(nn.Module):
-    """Honest for the first few calls (the correctness trials), then replays the
-    last answer: the timed calls do no work."""
+    """Honest for as many calls as the correctness phase makes (trials, the
+    repeat under other poison, the same-address trial, input variants), then
+    replays the last answer: the timed calls do no work, and the inputs they
+    are timed on are the ones it last answered for."""
+
+    HONEST_CALLS = 12
 
     def __init__(self):
         super().__init__()
@@ -27,7 +31,8 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         self.calls += 1
-        if self.calls > 5 and self.last is not None and self.last.shape == x.shape:
+        if self.calls > self.HONEST_CALLS and self.last is not None and \
+                self.last.shape == x.shape:
             return self.last
         self.last = ext.relu_forward(x.contiguous())
         return self.last

@@ -1,0 +1,176 @@
+// kforge tasks scan: the degeneracy scan of a suite's references (issue 3,
+// docs/integrity.md "Degenerate tasks"). Runs only the clean reference process
+// over the correctness seeds; a task that fails to load is reported and the
+// scan goes on.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/command.h"
+#include "cli/config_setup.h"
+#include "common/files.h"
+#include "common/line_printer.h"
+#include "eval/evaluator.h"
+#include "eval/task_scan.h"
+#include "task/task.h"
+
+namespace kforge::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct TasksScanArgs {
+  std::string suite, device = "auto", dtype;
+  int gpu = 0;
+  int trials = 0;
+  uint64_t seed = 42;
+  bool json = false;
+  ConfigFlags config;
+};
+
+// A suite entry: the task, or why its file could not be read.
+struct SuiteEntry {
+  fs::path path;
+  std::optional<Task> task;
+  std::string error;
+};
+
+// A directory goes through LoadSuite; a list file is read line by line here
+// so that one unreadable path is that entry's error, not the whole scan's;
+// a single .py file is a suite of one.
+std::vector<SuiteEntry> ReadSuite(const fs::path& suite) {
+  std::error_code ec;
+  std::vector<SuiteEntry> entries;
+  if (!fs::is_regular_file(suite, ec)) {
+    auto tasks = LoadSuite(suite);
+    if (!tasks) throw OperationError{tasks.error()};
+    for (auto& t : *tasks) entries.push_back({t.path, std::move(t), ""});
+    return entries;
+  }
+  if (suite.extension() == ".py") {  // one task file: a suite of one
+    auto t = LoadTaskFile(suite);
+    if (!t) throw OperationError{t.error()};
+    entries.push_back({suite, std::move(t).value(), ""});
+    return entries;
+  }
+  auto text = ReadFile(suite);
+  if (!text) throw OperationError{Error::BadInput(text.error().message)};
+  std::istringstream in(*text);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    line.erase(0, line.find_first_not_of(" \t\r"));
+    line.erase(line.find_last_not_of(" \t\r") + 1);
+    if (line.empty()) continue;
+    fs::path p(line);
+    if (!p.is_absolute()) p = suite.parent_path() / p;
+    auto t = LoadTaskFile(p);
+    if (t) {
+      entries.push_back({p, std::move(t).value(), ""});
+    } else {
+      entries.push_back({p, std::nullopt, t.error().message});
+    }
+  }
+  return entries;
+}
+
+int RunTasksScan(const TasksScanArgs& a) {
+  Config config = LoadConfig(a.config);
+  EvalOptions opt = EvalOptionsFromConfig(config);
+  if (a.device != "auto" && a.device != "cuda" && a.device != "cpu") {
+    throw OperationError{
+        Error::BadInput(fmt::format("--device must be auto, cuda or cpu, not '{}'", a.device))};
+  }
+  opt.device = a.device;
+  opt.gpu = a.gpu;
+  if (a.trials > 0) opt.trials = a.trials;
+  if (opt.trials < 1) throw OperationError{Error::BadInput("--trials must be at least 1")};
+  opt.seed = a.seed;
+  if (!a.dtype.empty()) opt.dtype = a.dtype;
+
+  std::vector<SuiteEntry> entries = ReadSuite(a.suite);
+  TaskScanner scanner(opt);
+  json tasks = json::array();
+  std::map<std::string, int> by_kind;
+  json degenerate_names = json::array();
+  int degenerate = 0, errors = 0, n = 0;
+  auto& printer = LinePrinter::Get();
+  for (const auto& e : entries) {
+    ++n;
+    TaskScanResult r;
+    if (e.task) {
+      printer.Status(fmt::format("[{}/{}] {}", n, entries.size(), e.task->name));
+      r = scanner.Scan(*e.task);
+    } else {
+      r.name = e.path.stem().string();
+      r.path = e.path;
+      r.error = e.error;
+      r.error_kind = "bad_task";
+    }
+    if (r.error) {
+      ++errors;
+    } else if (r.degenerate) {
+      ++degenerate;
+      ++by_kind[r.degeneracy->kind];
+      degenerate_names.push_back(r.name);
+    }
+    std::string verdict = r.error ? "ERROR " + r.error_kind : r.degenerate ? "DEGENERATE" : "ok";
+    std::string why = r.error ? *r.error : r.degenerate ? r.degeneracy->reason : "";
+    printer.Line(fmt::format("{:<52} {:<12} {:6.1f}s  {}", r.name, verdict, r.seconds, why));
+    tasks.push_back(r.ToJson());
+  }
+  json summary = {
+      {"tasks", n},       {"scanned", n - errors}, {"degenerate", degenerate},
+      {"errors", errors}, {"by_kind", by_kind},    {"degenerate_tasks", degenerate_names}};
+  if (a.json) {
+    json out = {{"kforge_version", KFORGE_VERSION},
+                {"suite", a.suite},
+                {"device", scanner.device().is_null() ? json(nullptr) : scanner.device()},
+                {"seed", opt.seed},
+                {"trials", opt.trials},
+                {"tasks", tasks},
+                {"summary", summary}};
+    std::cout << out.dump(2) << std::endl;
+  } else {
+    std::cout << fmt::format("{} tasks: {} degenerate, {} could not be scanned\n", n, degenerate,
+                             errors);
+    for (const auto& t : tasks) {
+      if (t["degenerate"].get<bool>()) {
+        std::cout << fmt::format("  {}: {}\n", t["task"].get<std::string>(),
+                                 t["reason"].get<std::string>());
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddTasksCommand(CLI::App& root, CommandTable& table) {
+  CLI::App* tasks = root.add_subcommand("tasks", "Inspect task suites");
+  tasks->require_subcommand(1);
+  auto args = std::make_shared<TasksScanArgs>();
+  CLI::App* scan = tasks->add_subcommand(
+      "scan", "Run each task's reference over the correctness seeds and report degeneracy");
+  scan->add_option("--suite", args->suite,
+                   "Directory of task files (searched recursively) or a text file listing them")
+      ->required();
+  scan->add_option("--device", args->device, "auto|cuda|cpu")
+      ->envname("KFORGE_DEVICE")
+      ->default_val("auto");
+  scan->add_option("--gpu", args->gpu, "GPU index")->envname("KFORGE_GPU")->default_val(0);
+  scan->add_option("--trials", args->trials, "input seeds as in eval (default: eval.trials = 5)");
+  scan->add_option("--seed", args->seed, "base seed")->default_val(42);
+  scan->add_option("--dtype", args->dtype, "run the tasks in float32|float16|bfloat16");
+  scan->add_flag("--json", args->json, "print exactly one JSON object on stdout");
+  AddConfigFlags(scan, args->config);
+  scan->callback([&table, args] { table.selected = [args] { return RunTasksScan(*args); }; });
+}
+
+}  // namespace kforge::cli

@@ -1,0 +1,54 @@
+#include "run/evaluation_backend.h"
+
+#include <fmt/format.h>
+
+#include <exception>
+
+#include "candidate/candidate.h"
+#include "common/files.h"
+
+namespace kforge::run {
+
+EvaluatorBackend::EvaluatorBackend(Task task, EvalOptions options, std::vector<int> gpus,
+                                   std::filesystem::path scratch_dir)
+    : task_(std::move(task)),
+      options_(std::move(options)),
+      gpus_(std::move(gpus)),
+      scratch_dir_(std::move(scratch_dir)) {
+  if (options_.device == "cpu" || gpus_.empty()) gpus_ = {options_.gpu};
+}
+
+std::string EvaluatorBackend::Describe() const {
+  if (options_.device == "cpu") return "cpu";
+  std::string out = options_.device + ":";
+  for (size_t i = 0; i < gpus_.size(); ++i) out += (i ? "," : "") + std::to_string(gpus_[i]);
+  return out;
+}
+
+Result<nlohmann::json> EvaluatorBackend::Evaluate(int worker, const EvaluationRequest& request) {
+  if (worker < 0 || worker >= workers()) {
+    return Error::Internal(fmt::format("no evaluation worker {}", worker));
+  }
+  Candidate candidate;
+  candidate.path = scratch_dir_ / (request.candidate_id + ".py");
+  candidate.source = request.source;
+  candidate.sha256 = request.sha256;
+  candidate.format =
+      options_.device == "cpu" ? CandidateFormat::kCpp : CandidateFormat::kKernelBench;
+  if (Status st = WriteFileAtomic(candidate.path, candidate.source); !st) return st.error();
+
+  EvalOptions options = options_;
+  options.gpu = gpus_[static_cast<size_t>(worker)];
+  try {
+    Evaluator evaluator(options);
+    EvalResult result = evaluator.Evaluate(task_, candidate);
+    return result.ToJson();
+  } catch (const OperationError& e) {
+    return e.error;
+  } catch (const std::exception& e) {
+    return Error::Internal(
+        fmt::format("evaluation of candidate {} failed: {}", request.candidate_id, e.what()));
+  }
+}
+
+}  // namespace kforge::run

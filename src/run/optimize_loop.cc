@@ -1,0 +1,514 @@
+#include "run/optimize_loop.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <exception>
+
+#include "common/hash.h"
+#include "llm/types.h"
+#include "run/evaluation_records.h"
+
+namespace kforge::run {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+// How often the scheduler looks at the stop request when nothing happens.
+constexpr auto kPollInterval = std::chrono::milliseconds(200);
+constexpr size_t kShortId = 8;
+
+// LLM failures that another proposal will not fix: the run fails.
+bool IsFatal(llm::LlmErrorKind kind) {
+  using K = llm::LlmErrorKind;
+  switch (kind) {
+    case K::kBadSpec:
+    case K::kAuth:
+    case K::kBadRequest:
+    case K::kTls:
+    case K::kContextOverflow:
+    case K::kReplayDivergence:
+    case K::kRecording:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string Short(const std::string& id) {
+  return id.substr(0, kShortId);
+}
+
+std::string Verdict(const json& eval) {
+  if (!eval.value("compiled", false)) return "did not compile or load";
+  const json& integrity = eval.contains("integrity") ? eval["integrity"] : json::object();
+  if (integrity.value("verdict", "ok") == "rejected") {
+    std::string checks;
+    for (const json& f : integrity.value("flags", json::array())) {
+      if (f.value("severity", "") != "reject") continue;
+      checks += (checks.empty() ? "" : ",") + f.value("check", "?");
+    }
+    return "rejected (" + checks + ")";
+  }
+  if (!eval.value("correct", false)) return "wrong output";
+  if (!eval.value("accepted", false)) return "not accepted";
+  std::string out = "correct";
+  if (auto it = eval.find("speedup"); it != eval.end() && it->is_object()) {
+    if (auto e = it->find("eager"); e != it->end() && e->is_number()) {
+      out += fmt::format(", {:.2f}x eager", e->get<double>());
+    }
+    if (auto c = it->find("compile"); c != it->end() && c->is_number()) {
+      out += fmt::format(", {:.2f}x compile", c->get<double>());
+    }
+  }
+  if (integrity.value("verdict", "ok") == "suspect") out += " [suspect]";
+  return out;
+}
+
+}  // namespace
+
+void OptimizeLoop::Mailbox::Post(Message message) {
+  {
+    std::lock_guard lock(mu_);
+    messages_.push_back(std::move(message));
+  }
+  cv_.notify_one();
+}
+
+std::optional<OptimizeLoop::Message> OptimizeLoop::Mailbox::Pop(Clock::time_point deadline) {
+  std::unique_lock lock(mu_);
+  cv_.wait_until(lock, deadline, [&] { return !messages_.empty(); });
+  if (messages_.empty()) return std::nullopt;
+  Message m = std::move(messages_.front());
+  messages_.pop_front();
+  return m;
+}
+
+OptimizeLoop::OptimizeLoop(Store& store, LoopContext context, search::Strategy& strategy,
+                           ModelClient& model, EvaluationBackend& backend, LoopOptions options,
+                           const StopRequest& stop, ProgressReporter& progress)
+    : store_(store),
+      context_(std::move(context)),
+      strategy_(strategy),
+      model_(model),
+      backend_(backend),
+      options_(options),
+      stop_(stop),
+      progress_(progress) {}
+
+OptimizeLoop::~OptimizeLoop() {
+  for (auto& [id, t] : proposal_threads_) {
+    if (t.joinable()) t.join();
+  }
+  for (auto& [id, t] : evaluation_threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+void OptimizeLoop::JoinThread(std::map<uint64_t, std::thread>& threads, uint64_t key) {
+  auto it = threads.find(key);
+  if (it == threads.end()) return;
+  if (it->second.joinable()) it->second.join();
+  threads.erase(it);
+}
+
+Status OptimizeLoop::Rebuild() {
+  auto candidates = store_.CandidatesOfRun(context_.run_id);
+  if (!candidates) return candidates.error();
+  auto evaluations = store_.EvaluationsOfRun(context_.run_id);
+  if (!evaluations) return evaluations.error();
+  std::map<std::string, const EvaluationRecord*> eval_of;
+  for (const EvaluatedCandidate& e : *evaluations) eval_of[e.candidate.id] = &e.evaluation;
+
+  std::vector<CandidateRecord> ordered = std::move(candidates).value();
+  std::stable_sort(
+      ordered.begin(), ordered.end(),
+      [](const CandidateRecord& a, const CandidateRecord& b) { return a.iteration < b.iteration; });
+  for (CandidateRecord& c : ordered) {
+    known_sha_.insert(c.sha256);
+    ++recorded_;
+    next_iteration_ = std::max(next_iteration_, c.iteration + 1);
+    auto it = eval_of.find(c.id);
+    if (it != eval_of.end()) {
+      auto observation = MakeObservation(c, it->second->eval_json);
+      if (!observation) return observation.error();
+      awaiting_[c.iteration] = std::move(observation).value();
+      ++evaluations_;
+      const EvaluationRecord& e = *it->second;
+      if (e.accepted && e.verdict == "ok" && e.speedup_eager &&
+          (!best_speedup_ || *e.speedup_eager > *best_speedup_)) {
+        best_speedup_ = e.speedup_eager;
+      }
+      continue;
+    }
+    // Recorded but never evaluated (killed in between): evaluate it first.
+    auto enqueued = store_.EnqueueJob(context_.run_id, c.id);
+    if (!enqueued) return enqueued.error();
+    awaiting_[c.iteration] = std::nullopt;
+    queue_.push_back(c.id);
+    unevaluated_[c.id] = std::move(c);
+  }
+  // The strategy sees every recorded evaluation, in iteration order.
+  DeliverObservations();
+  return Status::Ok();
+}
+
+Status OptimizeLoop::Begin() {
+  if (Status st = store_.SetRunStatus(context_.run_id, RunStatus::kRunning); !st) return st;
+  EventRecord event;
+  event.run_id = context_.run_id;
+  event.type = context_.resumed ? "run_resumed" : "run_started";
+  event.detail_json = llm::DumpJson({{"evaluations", evaluations_},
+                                     {"candidates", recorded_},
+                                     {"pending", static_cast<int64_t>(queue_.size())},
+                                     {"target", options_.iterations},
+                                     {"workers", backend_.workers()},
+                                     {"evaluator", backend_.Describe()}});
+  auto seq = store_.RecordEvent(event);
+  if (!seq) return seq.error();
+  return Status::Ok();
+}
+
+void OptimizeLoop::DeliverObservations() {
+  while (!awaiting_.empty() && awaiting_.begin()->second.has_value()) {
+    strategy_.Observe(*awaiting_.begin()->second);
+    awaiting_.erase(awaiting_.begin());
+  }
+}
+
+void OptimizeLoop::Stop(Cause cause, std::string reason) {
+  if (cause_ != Cause::kNone) return;
+  cause_ = cause;
+  reason_ = std::move(reason);
+  progress_.Event("stopping: " + reason_, Snapshot());
+}
+
+void OptimizeLoop::Fail(Error error) {
+  if (cause_ == Cause::kFatal) return;
+  cause_ = Cause::kFatal;
+  reason_ = error.message;
+  error_ = std::move(error);
+}
+
+void OptimizeLoop::LaunchProposals() {
+  while (proposing_ + static_cast<int>(queue_.size()) < options_.max_in_flight &&
+         recorded_ + proposing_ < options_.iterations) {
+    std::optional<search::Proposal> proposal = strategy_.Propose();
+    if (!proposal) return;
+    ++proposing_;
+    uint64_t id = proposal->id;
+    auto mailbox = mailbox_;
+    ModelClient& model = model_;
+    proposal_threads_[id] = std::thread([mailbox, &model, p = std::move(*proposal)]() mutable {
+      ProposalDone done;
+      try {
+        if (p.kind == search::ReplyKind::kStructured && p.schema) {
+          auto reply = model.AskStructured(p.stage, p.prompt, *p.schema);
+          if (reply) {
+            done.value = std::move(reply->value);
+            done.llm_call_id = reply->response.call_id;
+          } else {
+            done.error = reply.error();
+          }
+        } else {
+          auto reply = model.AskForCode(p.stage, p.prompt, p.code_langs);
+          if (reply) {
+            done.code = std::move(reply->code.code);
+            done.llm_call_id = reply->response.call_id;
+          } else {
+            done.error = reply.error();
+          }
+        }
+      } catch (const std::exception& e) {
+        done.error = llm::LlmError::Make(llm::LlmErrorKind::kRecording,
+                                         fmt::format("proposal failed: {}", e.what()));
+      }
+      done.proposal = std::move(p);
+      mailbox->Post(std::move(done));
+    });
+  }
+}
+
+void OptimizeLoop::DispatchEvaluations() {
+  if (cause_ == Cause::kSignal || cause_ == Cause::kFatal) return;
+  for (int worker = 0; worker < backend_.workers() && !queue_.empty(); ++worker) {
+    if (evaluating_.count(worker) > 0) continue;
+    std::string candidate_id = queue_.front();
+    queue_.pop_front();
+    const CandidateRecord& c = unevaluated_.at(candidate_id);
+    EvaluationRequest request{c.id, c.iteration, c.source, c.sha256};
+    evaluating_[worker] = candidate_id;
+    auto mailbox = mailbox_;
+    EvaluationBackend& backend = backend_;
+    evaluation_threads_[static_cast<uint64_t>(worker)] =
+        std::thread([mailbox, &backend, worker, request = std::move(request)] {
+          EvaluationDone done;
+          done.worker = worker;
+          done.candidate_id = request.candidate_id;
+          try {
+            auto result = backend.Evaluate(worker, request);
+            if (result) {
+              done.result = std::move(result).value();
+            } else {
+              done.error = result.error();
+            }
+          } catch (const std::exception& e) {
+            done.error = Error::Internal(fmt::format("evaluation of candidate {} failed: {}",
+                                                     request.candidate_id, e.what()));
+          }
+          mailbox->Post(std::move(done));
+        });
+  }
+}
+
+bool OptimizeLoop::Finished() {
+  if (proposing_ > 0 || !evaluating_.empty()) return false;
+  bool evaluations_stopped = cause_ == Cause::kSignal || cause_ == Cause::kFatal;
+  if (!queue_.empty() && !evaluations_stopped) return false;
+  if (cause_ != Cause::kNone) return true;
+  if (evaluations_ >= options_.iterations) return true;
+  // Nothing in flight, nothing queued, and still short of the target: only
+  // a strategy that waits for nothing gets here. Fail rather than hang.
+  Fail(Error::Internal(fmt::format(
+      "strategy '{}' has nothing to propose with nothing in flight ({} of {} evaluations)",
+      strategy_.name(), evaluations_, options_.iterations)));
+  return true;
+}
+
+void OptimizeLoop::Unusable(const search::Proposal& proposal, const std::string& reason) {
+  ++unusable_streak_;
+  EventRecord event;
+  event.run_id = context_.run_id;
+  event.type = "proposal_unusable";
+  event.island = proposal.island;
+  event.iteration = next_iteration_;
+  event.detail_json = llm::DumpJson({{"stage", proposal.stage}, {"reason", reason}});
+  store_.RecordEventAsync(std::move(event));
+  strategy_.Settle(proposal.id, {search::ProposalOutcome::Kind::kFailed, "", 0, {}, reason});
+  progress_.Event(fmt::format("proposal gave no new candidate: {}", reason), Snapshot());
+  if (unusable_streak_ >= options_.max_unusable_proposals) {
+    Stop(Cause::kUnusable,
+         fmt::format("{} proposals in a row gave no new candidate (last: {}); see "
+                     "run.max_unusable_proposals",
+                     unusable_streak_, reason));
+  }
+}
+
+void OptimizeLoop::Handle(ProposalDone done) {
+  --proposing_;
+  JoinThread(proposal_threads_, done.proposal.id);
+  const search::Proposal& p = done.proposal;
+  using Kind = search::ProposalOutcome::Kind;
+  if (done.error) {
+    const llm::LlmError& e = *done.error;
+    if (e.kind == llm::LlmErrorKind::kBudgetExhausted) {
+      strategy_.Settle(p.id, {Kind::kFailed, "", 0, {}, e.Describe()});
+      Stop(Cause::kBudget, "LLM budget reached (" + e.message + ")");
+      return;
+    }
+    if (e.kind == llm::LlmErrorKind::kReplayExhausted) {
+      strategy_.Settle(p.id, {Kind::kFailed, "", 0, {}, e.Describe()});
+      Stop(Cause::kReplayDone, "the replayed run has no more recorded answers");
+      return;
+    }
+    if (IsFatal(e.kind)) {
+      strategy_.Settle(p.id, {Kind::kFailed, "", 0, {}, e.Describe()});
+      Fail(e.ToError());
+      return;
+    }
+    Unusable(p, e.Describe());
+    return;
+  }
+  if (p.kind == search::ReplyKind::kStructured) {
+    unusable_streak_ = 0;
+    strategy_.Settle(p.id, {Kind::kStructured, "", 0, std::move(done.value), ""});
+    return;
+  }
+  std::string sha = Sha256Hex(done.code);
+  if (known_sha_.count(sha) > 0) {
+    Unusable(p, "the code is identical to an earlier candidate of this run");
+    return;
+  }
+  if (recorded_ >= options_.iterations) {
+    strategy_.Settle(p.id, {Kind::kFailed, "", 0, {}, "the run has all its candidates"});
+    return;
+  }
+  CandidateRecord c;
+  c.run_id = context_.run_id;
+  c.sha256 = sha;
+  c.source = std::move(done.code);
+  c.format = context_.candidate_format;
+  c.parent_ids = p.parent_ids;
+  c.island = p.island;
+  c.iteration = next_iteration_;
+  c.llm_call_id = done.llm_call_id;
+  auto inserted = store_.AddCandidate(c);
+  if (!inserted) {
+    Fail(inserted.error());
+    return;
+  }
+  c.id = inserted->id;
+  if (!inserted->inserted) {  // cannot happen with one scheduler; never evaluate twice
+    known_sha_.insert(sha);
+    Unusable(p, "the code is identical to an earlier candidate of this run");
+    return;
+  }
+  auto enqueued = store_.EnqueueJob(context_.run_id, c.id);
+  if (!enqueued) {
+    Fail(enqueued.error());
+    return;
+  }
+  known_sha_.insert(sha);
+  ++recorded_;
+  ++next_iteration_;
+  unusable_streak_ = 0;
+  awaiting_[c.iteration] = std::nullopt;
+  queue_.push_back(c.id);
+  strategy_.Settle(p.id, {Kind::kSubmitted, c.id, c.iteration, {}, ""});
+  unevaluated_[c.id] = std::move(c);
+}
+
+void OptimizeLoop::Handle(EvaluationDone done) {
+  evaluating_.erase(done.worker);
+  JoinThread(evaluation_threads_, static_cast<uint64_t>(done.worker));
+  if (done.error) {
+    Error e = *done.error;
+    e.message = fmt::format("evaluation of candidate {} could not be done: {}", done.candidate_id,
+                            e.message);
+    Fail(std::move(e));
+    return;
+  }
+  auto it = unevaluated_.find(done.candidate_id);
+  if (it == unevaluated_.end()) return;
+  const CandidateRecord& c = it->second;
+  EvaluationRecord record = MakeEvaluationRecord(c.id, done.result);
+  auto recorded = store_.RecordEvaluation(record);
+  if (!recorded) {
+    Fail(recorded.error());
+    return;
+  }
+  ++evaluations_;
+  ++session_evaluations_;
+  if (record.accepted && record.verdict == "ok" && record.speedup_eager &&
+      (!best_speedup_ || *record.speedup_eager > *best_speedup_)) {
+    best_speedup_ = record.speedup_eager;
+  }
+  EventRecord event;
+  event.run_id = context_.run_id;
+  event.type = "evaluation";
+  event.island = c.island;
+  event.iteration = c.iteration;
+  event.detail_json = llm::DumpJson(
+      {{"candidate_id", c.id},
+       {"compiled", done.result.value("compiled", false)},
+       {"correct", done.result.value("correct", false)},
+       {"accepted", record.accepted},
+       {"verdict", record.verdict},
+       {"speedup",
+        {{"eager", record.speedup_eager ? json(*record.speedup_eager) : json(nullptr)},
+         {"compile", record.speedup_compile ? json(*record.speedup_compile) : json(nullptr)}}}});
+  store_.RecordEventAsync(std::move(event));
+
+  auto observation = MakeObservation(c, record.eval_json);
+  if (!observation) {
+    Fail(observation.error());
+    return;
+  }
+  std::string line =
+      fmt::format("[{}/{}] iteration {} candidate {}: {}", evaluations_, options_.iterations,
+                  c.iteration, Short(c.id), Verdict(done.result));
+  awaiting_[c.iteration] = std::move(observation).value();
+  unevaluated_.erase(it);
+  DeliverObservations();
+  progress_.Event(line, Snapshot());
+}
+
+ProgressSnapshot OptimizeLoop::Snapshot() const {
+  ProgressSnapshot s;
+  s.evaluations = evaluations_;
+  s.target = options_.iterations;
+  s.best_speedup = best_speedup_;
+  double minutes = std::chrono::duration<double>(Clock::now() - started_).count() / 60.0;
+  s.evaluations_per_minute = minutes > 0 ? static_cast<double>(session_evaluations_) / minutes : 0;
+  s.proposing = proposing_;
+  s.evaluating = static_cast<int>(evaluating_.size());
+  llm::BudgetSpend spend = model_.spend();
+  s.llm_calls = spend.calls;
+  s.llm_tokens = spend.input_tokens + spend.output_tokens;
+  s.llm_cost_usd = spend.cost_usd;
+  return s;
+}
+
+Status OptimizeLoop::Finish(LoopOutcome& outcome) {
+  outcome.evaluations = evaluations_;
+  outcome.reason = reason_;
+  outcome.error = error_;
+  std::string type;
+  if (cause_ == Cause::kFatal) {
+    outcome.status = RunStatus::kFailed;
+    type = "failed";
+  } else if (cause_ == Cause::kNone && evaluations_ >= options_.iterations) {
+    outcome.status = RunStatus::kCompleted;
+    type = "completed";
+  } else {
+    outcome.status = RunStatus::kStopped;
+    type = "stopped";
+  }
+  Status status_written = store_.SetRunStatus(context_.run_id, outcome.status);
+  EventRecord event;
+  event.run_id = context_.run_id;
+  event.type = type;
+  json detail = {{"evaluations", evaluations_},
+                 {"target", options_.iterations},
+                 {"pending", static_cast<int64_t>(unevaluated_.size())}};
+  if (!reason_.empty()) detail["reason"] = reason_;
+  if (outcome.abandoned) detail["abandoned"] = true;
+  event.detail_json = llm::DumpJson(detail);
+  auto seq = store_.RecordEvent(event);
+  Status flushed = store_.Flush();
+  if (!status_written) return status_written;
+  if (!seq) return seq.error();
+  return flushed;
+}
+
+Result<LoopOutcome> OptimizeLoop::Run() {
+  started_ = Clock::now();
+  if (Status st = Rebuild(); !st) return st.error();
+  if (Status st = Begin(); !st) return st.error();
+  LoopOutcome outcome;
+  auto next_tick = Clock::now();
+  while (true) {
+    if (stop_.abandon()) {
+      outcome.abandoned = proposing_ > 0 || !evaluating_.empty();
+      Stop(Cause::kSignal, "interrupted");
+      break;
+    }
+    if (stop_.requested() && cause_ == Cause::kNone) {
+      Stop(Cause::kSignal,
+           proposing_ + evaluating_.size() > 0
+               ? "interrupted; finishing the work in flight (interrupt again to abandon it)"
+               : "interrupted");
+    }
+    if (cause_ == Cause::kNone) LaunchProposals();
+    DispatchEvaluations();
+    if (Finished()) break;
+    auto now = Clock::now();
+    if (now >= next_tick) {
+      progress_.Tick(Snapshot());
+      next_tick = now + std::chrono::milliseconds(options_.status_interval_ms);
+    }
+    auto message = mailbox_->Pop(std::min(next_tick, now + kPollInterval));
+    if (!message) continue;
+    std::visit([this](auto&& m) { Handle(std::move(m)); }, std::move(*message));
+  }
+  if (Status st = Finish(outcome); !st && !outcome.error) {
+    outcome.status = RunStatus::kFailed;
+    outcome.error = st.error();
+    outcome.reason = st.error().message;
+  }
+  return outcome;
+}
+
+}  // namespace kforge::run

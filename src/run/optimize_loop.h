@@ -1,0 +1,152 @@
+// The optimize loop (ARCHITECTURE.md, "Process model"): the thread that calls
+// Run() is the scheduler. It owns the run's state and makes every store
+// write except the LLM call records (the session writes those, durably,
+// before an answer is used). LLM proposals run on their own threads, at most
+// LoopOptions::max_in_flight at once counting candidates still waiting for
+// a worker; evaluations run on the backend's workers. So the model is asked
+// for the next candidates while the current one is measured.
+//
+// Write intent before acting: a candidate is added (unique by sha256 in the
+// run) and its evaluation job enqueued before the evaluation starts; the
+// evaluation record closes the job. On Run() the loop first rebuilds from
+// the store: every recorded evaluation is replayed through
+// Strategy::Observe() in iteration order (live observations are delivered
+// in the same order), and candidates without an evaluation are evaluated
+// first. The run ends with exactly `iterations` evaluations unless it stops.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <variant>
+
+#include "common/result.h"
+#include "run/evaluation_backend.h"
+#include "run/model_client.h"
+#include "run/progress.h"
+#include "run/run_config.h"
+#include "run/stop_request.h"
+#include "search/strategy.h"
+#include "store/store.h"
+
+namespace kforge::run {
+
+struct LoopOutcome {
+  RunStatus status = RunStatus::kCompleted;  // completed | stopped | failed
+  std::string reason;                        // why it stopped or failed; empty when completed
+  std::optional<Error> error;                // failed: what failed (its kind picks the exit code)
+  int64_t evaluations = 0;                   // recorded in the run
+  // Work was abandoned in flight (a second stop request): the caller should
+  // exit without waiting for it; resume redoes it.
+  bool abandoned = false;
+};
+
+struct LoopContext {
+  std::string run_id;
+  std::string candidate_format;  // recorded with each candidate
+  bool resumed = false;          // run_resumed instead of run_started
+};
+
+class OptimizeLoop {
+ public:
+  OptimizeLoop(Store& store, LoopContext context, search::Strategy& strategy, ModelClient& model,
+               EvaluationBackend& backend, LoopOptions options, const StopRequest& stop,
+               ProgressReporter& progress);
+  // Waits for threads still running (an abandoned run's caller exits first).
+  ~OptimizeLoop();
+  OptimizeLoop(const OptimizeLoop&) = delete;
+  OptimizeLoop& operator=(const OptimizeLoop&) = delete;
+
+  // Runs until the run has `options.iterations` evaluations or stops. The
+  // final status and a completed/stopped/failed event are recorded.
+  // An error only when the store itself fails at the start.
+  Result<LoopOutcome> Run();
+
+ private:
+  struct ProposalDone {
+    search::Proposal proposal;
+    std::optional<llm::LlmError> error;
+    std::string code;
+    std::string llm_call_id;
+    nlohmann::json value;
+  };
+  struct EvaluationDone {
+    int worker = 0;
+    std::string candidate_id;
+    std::optional<Error> error;
+    nlohmann::json result;
+  };
+  using Message = std::variant<ProposalDone, EvaluationDone>;
+
+  // Messages from the proposal and evaluation threads to the scheduler.
+  // Shared, so a thread still running after an abandoned Run() posts safely.
+  class Mailbox {
+   public:
+    void Post(Message message);
+    std::optional<Message> Pop(std::chrono::steady_clock::time_point deadline);
+
+   private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<Message> messages_;
+  };
+
+  enum class Cause { kNone, kSignal, kBudget, kUnusable, kReplayDone, kFatal };
+
+  Status Rebuild();
+  Status Begin();
+  void LaunchProposals();
+  void DispatchEvaluations();
+  bool Finished();
+  void Handle(ProposalDone done);
+  void Handle(EvaluationDone done);
+  void Unusable(const search::Proposal& proposal, const std::string& reason);
+  void Stop(Cause cause, std::string reason);
+  void Fail(Error error);
+  void DeliverObservations();
+  ProgressSnapshot Snapshot() const;
+  Status Finish(LoopOutcome& outcome);
+  void JoinThread(std::map<uint64_t, std::thread>& threads, uint64_t key);
+
+  Store& store_;
+  LoopContext context_;
+  search::Strategy& strategy_;
+  ModelClient& model_;
+  EvaluationBackend& backend_;
+  LoopOptions options_;
+  const StopRequest& stop_;
+  ProgressReporter& progress_;
+  std::shared_ptr<Mailbox> mailbox_ = std::make_shared<Mailbox>();
+
+  // Run state (scheduler thread only).
+  std::set<std::string> known_sha_;
+  int64_t recorded_ = 0;        // candidates in the run
+  int64_t next_iteration_ = 0;  // the next candidate's iteration
+  int64_t evaluations_ = 0;     // evaluations recorded in the run
+  int64_t session_evaluations_ = 0;
+  std::map<std::string, CandidateRecord> unevaluated_;  // by candidate id
+  std::deque<std::string> queue_;                       // waiting for a worker, by iteration
+  std::map<int, std::string> evaluating_;               // worker -> candidate id
+  // Observations waiting for every earlier iteration (nullopt: not evaluated yet).
+  std::map<int64_t, std::optional<search::Observation>> awaiting_;
+  int proposing_ = 0;
+  int unusable_streak_ = 0;
+  std::optional<double> best_speedup_;
+  Cause cause_ = Cause::kNone;
+  std::string reason_;
+  std::optional<Error> error_;
+  std::chrono::steady_clock::time_point started_;
+
+  std::map<uint64_t, std::thread> proposal_threads_;    // by proposal id
+  std::map<uint64_t, std::thread> evaluation_threads_;  // by worker
+};
+
+}  // namespace kforge::run

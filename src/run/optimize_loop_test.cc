@@ -1,0 +1,481 @@
+// The optimize loop against a scripted model and a fake evaluation backend,
+// on a real SQLite store: exact N, dedupe, stops, resume rebuild, ordering.
+#include "run/optimize_loop.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "common/files.h"
+#include "common/hash.h"
+#include "run/run_report.h"
+
+namespace kforge::run {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Answers code (or an error) from a script, in call order; then repeats the last entry.
+class ScriptedModel : public ModelClient {
+ public:
+  struct Entry {
+    std::string code;
+    std::optional<llm::LlmErrorKind> error;
+  };
+  explicit ScriptedModel(std::vector<Entry> script) : script_(std::move(script)) {}
+
+  llm::LlmResult<llm::CodeReply> AskForCode(const std::string& stage, const llm::Prompt&,
+                                            const std::vector<std::string>&) override {
+    Entry e;
+    {
+      std::lock_guard lock(mu_);
+      e = script_[std::min(calls_, script_.size() - 1)];
+      ++calls_;
+      if (on_call) on_call();
+    }
+    if (e.error) return llm::LlmError::Make(*e.error, "scripted failure");
+    llm::CodeReply r;
+    r.code.code = e.code;
+    r.code.lang = "python";
+    return r;
+  }
+  llm::LlmResult<llm::StructuredReply> AskStructured(const std::string&, const llm::Prompt&,
+                                                     const llm::OutputSchema&) override {
+    return llm::LlmError::Make(llm::LlmErrorKind::kBadSpec, "not scripted");
+  }
+  llm::BudgetSpend spend() const override {
+    std::lock_guard lock(mu_);
+    llm::BudgetSpend s;
+    s.calls = static_cast<int64_t>(calls_);
+    return s;
+  }
+  size_t calls() const {
+    std::lock_guard lock(mu_);
+    return calls_;
+  }
+  std::function<void()> on_call;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<Entry> script_;
+  size_t calls_ = 0;
+};
+
+json EvalJson(double speedup) {
+  return {
+      {"compiled", true},
+      {"correct", true},
+      {"accepted", true},
+      {"compile", {{"log", ""}}},
+      {"integrity", {{"verdict", "ok"}, {"flags", json::array()}}},
+      {"timing", {{"candidate_ms", {{"median", 1.0 / speedup}}}, {"eager_ms", {{"median", 1.0}}}}},
+      {"speedup", {{"eager", speedup}, {"compile", nullptr}}},
+      {"reward", {{"milestone", speedup > 1.05 ? 2 : 1}}},
+      {"error", nullptr}};
+}
+
+// Evaluates "code N" as speedup N/10; records what it evaluated.
+class FakeBackend : public EvaluationBackend {
+ public:
+  explicit FakeBackend(int workers = 1) : workers_(workers) {}
+  int workers() const override { return workers_; }
+  std::string Describe() const override { return "fake"; }
+  Result<json> Evaluate(int worker, const EvaluationRequest& r) override {
+    {
+      std::lock_guard lock(mu_);
+      evaluated.push_back(r.sha256);
+      ++running;
+    }
+    if (delay_for) std::this_thread::sleep_for(delay_for(r));
+    if (on_evaluate) on_evaluate(r);
+    std::lock_guard lock(mu_);
+    --running;
+    if (fail_with) return *fail_with;
+    double speedup = 1.0;
+    if (r.source.rfind("code ", 0) == 0) speedup = std::stod(r.source.substr(5)) / 10.0;
+    return EvalJson(speedup);
+  }
+  std::vector<std::string> Evaluated() {
+    std::lock_guard lock(mu_);
+    return evaluated;
+  }
+
+  std::function<std::chrono::milliseconds(const EvaluationRequest&)> delay_for;
+  std::function<void(const EvaluationRequest&)> on_evaluate;
+  std::optional<Error> fail_with;
+  std::atomic<int> running{0};
+
+ private:
+  int workers_;
+  std::mutex mu_;
+  std::vector<std::string> evaluated;
+};
+
+// Proposes a fixed prompt; records what it observed and settled.
+class RecordingStrategy : public search::Strategy {
+ public:
+  std::string name() const override { return "recording"; }
+  std::optional<search::Proposal> Propose() override {
+    search::Proposal p;
+    p.id = next_id_++;
+    p.stage = "test";
+    p.prompt.Text("t", "write code");
+    if (proposed == 0) observed_at_first_propose = observed;
+    ++proposed;
+    return p;
+  }
+  void Settle(uint64_t id, const search::ProposalOutcome& o) override { settled.push_back(o); }
+  void Observe(const search::Observation& o) override {
+    observed.push_back(o.iteration);
+    observed_ids.push_back(o.candidate_id);
+  }
+  std::vector<int64_t> observed;
+  std::vector<std::string> observed_ids;
+  std::vector<search::ProposalOutcome> settled;
+  std::vector<int64_t> observed_at_first_propose;
+  int proposed = 0;
+
+ private:
+  uint64_t next_id_ = 1;
+};
+
+std::vector<ScriptedModel::Entry> Codes(int from, int to) {
+  std::vector<ScriptedModel::Entry> out;
+  for (int i = from; i <= to; ++i) out.push_back({"code " + std::to_string(i), std::nullopt});
+  return out;
+}
+
+class OptimizeLoopTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = MakeTempDir(fs::temp_directory_path(), "kforge-loop-test-");
+    ASSERT_TRUE(dir.ok());
+    dir_ = *dir;
+    auto store = OpenStore((dir_ / "k.db").string());
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    store_ = std::move(store).value();
+  }
+  void TearDown() override {
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+
+  std::string NewRun(int64_t iterations) {
+    RunRecord r;
+    r.task_name = "t";
+    r.strategy = "recording";
+    r.llm_spec = "scripted";
+    r.device = "cpu";
+    r.iterations_target = iterations;
+    auto id = store_->CreateRun(r);
+    EXPECT_TRUE(id.ok());
+    return *id;
+  }
+
+  LoopOutcome RunLoop(const std::string& run_id, search::Strategy& strategy, ModelClient& model,
+                      EvaluationBackend& backend, LoopOptions options, bool resumed = false,
+                      const StopRequest* stop = nullptr) {
+    StopRequest no_stop;
+    SilentProgress progress;
+    OptimizeLoop loop(*store_, {run_id, "cpp", resumed}, strategy, model, backend, options,
+                      stop ? *stop : no_stop, progress);
+    auto outcome = loop.Run();
+    EXPECT_TRUE(outcome.ok()) << (outcome.ok() ? "" : outcome.error().message);
+    return outcome.ok() ? *outcome : LoopOutcome{};
+  }
+
+  std::vector<std::string> EventTypes(const std::string& run_id) {
+    EXPECT_TRUE(store_->Flush().ok());
+    auto events = store_->EventsOfRun(run_id);
+    std::vector<std::string> out;
+    for (const EventRecord& e : *events) out.push_back(e.type);
+    return out;
+  }
+
+  static LoopOptions Options(int64_t n, int in_flight = 2, int unusable = 10) {
+    LoopOptions o;
+    o.iterations = n;
+    o.max_in_flight = in_flight;
+    o.max_unusable_proposals = unusable;
+    o.status_interval_ms = 50;
+    return o;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_F(OptimizeLoopTest, CompletesWithExactlyNEvaluations) {
+  std::string run = NewRun(5);
+  ScriptedModel model(Codes(1, 20));
+  FakeBackend backend;
+  RecordingStrategy strategy;
+  LoopOutcome out = RunLoop(run, strategy, model, backend, Options(5));
+  EXPECT_EQ(out.status, RunStatus::kCompleted);
+  EXPECT_EQ(out.evaluations, 5);
+  EXPECT_EQ(*store_->CountEvaluations(run), 5);
+  auto candidates = store_->CandidatesOfRun(run);
+  ASSERT_EQ(candidates->size(), 5u);
+  for (size_t i = 0; i < candidates->size(); ++i) EXPECT_EQ((*candidates)[i].iteration, (int64_t)i);
+  EXPECT_TRUE(store_->PendingJobs(run)->empty());
+  EXPECT_EQ(backend.Evaluated().size(), 5u);
+  EXPECT_EQ(strategy.observed, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_LE(model.calls(), 5u);  // never asks for more than it needs
+  EXPECT_EQ(store_->GetRun(run)->status, RunStatus::kCompleted);
+  auto types = EventTypes(run);
+  EXPECT_EQ(types.front(), "run_started");
+  EXPECT_EQ(types.back(), "completed");
+  EXPECT_EQ(std::count(types.begin(), types.end(), "evaluation"), 5);
+  auto best = store_->BestEvaluation(run, false);
+  ASSERT_TRUE(best.ok() && best->has_value());
+  EXPECT_EQ((*best)->candidate.source, "code 5");
+  EXPECT_EQ(RunExitCode(out), 0);
+}
+
+TEST_F(OptimizeLoopTest, DuplicatesAreNeitherEvaluatedNorCounted) {
+  std::string run = NewRun(3);
+  ScriptedModel model({{"code 1", {}},
+                       {"code 1", {}},
+                       {"code 2", {}},
+                       {"code 1", {}},
+                       {"code 3", {}},
+                       {"code 9", {}}});
+  FakeBackend backend;
+  RecordingStrategy strategy;
+  LoopOutcome out = RunLoop(run, strategy, model, backend, Options(3, /*in_flight=*/1));
+  EXPECT_EQ(out.status, RunStatus::kCompleted);
+  auto evaluated = backend.Evaluated();
+  ASSERT_EQ(evaluated.size(), 3u);
+  EXPECT_EQ(std::set<std::string>(evaluated.begin(), evaluated.end()).size(), 3u);
+  auto candidates = store_->CandidatesOfRun(run);
+  std::vector<std::string> sources;
+  for (const auto& c : *candidates) sources.push_back(c.source);
+  EXPECT_EQ(sources, (std::vector<std::string>{"code 1", "code 2", "code 3"}));
+  auto types = EventTypes(run);
+  EXPECT_EQ(std::count(types.begin(), types.end(), "proposal_unusable"), 2);
+  int failed = 0;
+  for (const auto& s : strategy.settled) failed += s.kind == search::ProposalOutcome::Kind::kFailed;
+  EXPECT_EQ(failed, 2);
+}
+
+TEST_F(OptimizeLoopTest, StopsAfterTooManyUnusableProposals) {
+  std::string run = NewRun(5);
+  ScriptedModel model({{"code 1", {}}, {"", llm::LlmErrorKind::kNoCodeBlock}, {"code 1", {}}});
+  FakeBackend backend;
+  RecordingStrategy strategy;
+  LoopOutcome out = RunLoop(run, strategy, model, backend, Options(5, 1, /*unusable=*/3));
+  EXPECT_EQ(out.status, RunStatus::kStopped);
+  EXPECT_NE(out.reason.find("3 proposals in a row"), std::string::npos) << out.reason;
+  EXPECT_EQ(out.evaluations, 1);
+  EXPECT_EQ(store_->GetRun(run)->status, RunStatus::kStopped);
+  EXPECT_EQ(EventTypes(run).back(), "stopped");
+}
+
+TEST_F(OptimizeLoopTest, BudgetStopEvaluatesWhatWasPaidForAndStaysResumable) {
+  std::string run = NewRun(6);
+  std::vector<ScriptedModel::Entry> script = Codes(1, 3);
+  script.push_back({"", llm::LlmErrorKind::kBudgetExhausted});
+  ScriptedModel model(script);
+  FakeBackend backend;
+  RecordingStrategy strategy;
+  LoopOutcome out = RunLoop(run, strategy, model, backend, Options(6));
+  EXPECT_EQ(out.status, RunStatus::kStopped);
+  EXPECT_NE(out.reason.find("budget"), std::string::npos);
+  EXPECT_EQ(out.evaluations, 3);
+  EXPECT_TRUE(store_->PendingJobs(run)->empty());
+  EXPECT_EQ(RunExitCode(out), 0);
+
+  // A larger budget: the resumed run continues to exactly N.
+  ScriptedModel more(Codes(4, 20));
+  RecordingStrategy rebuilt;
+  LoopOutcome resumed = RunLoop(run, rebuilt, more, backend, Options(6), /*resumed=*/true);
+  EXPECT_EQ(resumed.status, RunStatus::kCompleted);
+  EXPECT_EQ(*store_->CountEvaluations(run), 6);
+  EXPECT_EQ(rebuilt.observed, (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+  auto types = EventTypes(run);
+  EXPECT_NE(std::find(types.begin(), types.end(), "run_resumed"), types.end());
+}
+
+TEST_F(OptimizeLoopTest, ResumeEvaluatesRecordedCandidatesFirstAndRebuildsTheStrategy) {
+  std::string run = NewRun(6);
+  // What a run killed mid-way leaves: two evaluated candidates, one with a
+  // job in flight, one recorded just before its job was written.
+  std::vector<std::string> ids;
+  for (int i = 0; i < 4; ++i) {
+    CandidateRecord c;
+    c.run_id = run;
+    c.source = "code " + std::to_string(i + 1);
+    c.sha256 = Sha256Hex(c.source);
+    c.format = "cpp";
+    c.iteration = i;
+    auto added = store_->AddCandidate(c);
+    ASSERT_TRUE(added.ok());
+    ids.push_back(added->id);
+    if (i < 3) ASSERT_TRUE(store_->EnqueueJob(run, added->id).ok());
+  }
+  for (int i = 0; i < 2; ++i) {
+    EvaluationRecord e;
+    e.candidate_id = ids[i];
+    e.eval_json = EvalJson((i + 1) / 10.0).dump();
+    e.accepted = true;
+    e.speedup_eager = (i + 1) / 10.0;
+    e.verdict = "ok";
+    ASSERT_TRUE(store_->RecordEvaluation(e).ok());
+  }
+  // The model repeats the recorded candidates first: they must not count again.
+  ScriptedModel model(
+      {{"code 1", {}}, {"code 3", {}}, {"code 5", {}}, {"code 6", {}}, {"code 7", {}}});
+  FakeBackend backend;
+  RecordingStrategy strategy;
+  LoopOutcome out = RunLoop(run, strategy, model, backend, Options(6, 1), /*resumed=*/true);
+  EXPECT_EQ(out.status, RunStatus::kCompleted);
+  EXPECT_EQ(*store_->CountEvaluations(run), 6);
+  auto evaluated = backend.Evaluated();
+  ASSERT_GE(evaluated.size(), 2u);
+  EXPECT_EQ(evaluated[0], Sha256Hex("code 3"));  // pending jobs first, in iteration order
+  EXPECT_EQ(evaluated[1], Sha256Hex("code 4"));
+  EXPECT_EQ(evaluated.size(), 4u);
+  // The recorded evaluations were observed before anything was proposed.
+  ASSERT_GE(strategy.observed_at_first_propose.size(), 2u);
+  EXPECT_EQ(strategy.observed_at_first_propose[0], 0);
+  EXPECT_EQ(strategy.observed_at_first_propose[1], 1);
+  EXPECT_EQ(strategy.observed, (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+  std::set<std::string> shas;
+  auto candidates = store_->CandidatesOfRun(run);
+  ASSERT_TRUE(candidates.ok());
+  for (const auto& c : *candidates) EXPECT_TRUE(shas.insert(c.sha256).second);
+  EXPECT_EQ(shas.size(), 6u);
+}
+
+TEST_F(OptimizeLoopTest, ObservationsArriveInIterationOrderWithSeveralWorkers) {
+  std::string run = NewRun(6);
+  ScriptedModel model(Codes(1, 30));
+  FakeBackend backend(/*workers=*/2);
+  // Even iterations take longer, so odd ones finish first.
+  backend.delay_for = [](const EvaluationRequest& r) {
+    return std::chrono::milliseconds(r.iteration % 2 == 0 ? 60 : 5);
+  };
+  RecordingStrategy strategy;
+  LoopOutcome out = RunLoop(run, strategy, model, backend, Options(6, 3));
+  EXPECT_EQ(out.status, RunStatus::kCompleted);
+  EXPECT_EQ(strategy.observed, (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST_F(OptimizeLoopTest, ProposingOverlapsEvaluating) {
+  std::string run = NewRun(4);
+  ScriptedModel model(Codes(1, 30));
+  FakeBackend backend;
+  backend.delay_for = [](const EvaluationRequest&) { return std::chrono::milliseconds(50); };
+  std::atomic<int> overlapped{0};
+  model.on_call = [&] {
+    if (backend.running > 0) ++overlapped;
+  };
+  RecordingStrategy strategy;
+  LoopOutcome out = RunLoop(run, strategy, model, backend, Options(4, 2));
+  EXPECT_EQ(out.status, RunStatus::kCompleted);
+  EXPECT_GT(overlapped.load(), 0);
+}
+
+TEST_F(OptimizeLoopTest, StopRequestFinishesWorkInFlightThenResumeCompletes) {
+  std::string run = NewRun(5);
+  ScriptedModel model(Codes(1, 30));
+  FakeBackend backend;
+  StopRequest stop;
+  backend.on_evaluate = [&](const EvaluationRequest& r) {
+    if (r.iteration == 1) stop.Request();
+  };
+  RecordingStrategy strategy;
+  LoopOutcome out = RunLoop(run, strategy, model, backend, Options(5, 2), false, &stop);
+  EXPECT_EQ(out.status, RunStatus::kStopped);
+  EXPECT_FALSE(out.abandoned);
+  EXPECT_EQ(out.evaluations, 2);  // the evaluation in flight was finished and recorded
+  EXPECT_EQ(store_->GetRun(run)->status, RunStatus::kStopped);
+  size_t candidates = store_->CandidatesOfRun(run)->size();
+  EXPECT_EQ(store_->PendingJobs(run)->size(), candidates - 2);
+
+  backend.on_evaluate = nullptr;
+  ScriptedModel more(Codes(1, 30));  // repeats what was recorded, then new code
+  RecordingStrategy rebuilt;
+  LoopOutcome resumed = RunLoop(run, rebuilt, more, backend, Options(5, 2), true);
+  EXPECT_EQ(resumed.status, RunStatus::kCompleted);
+  EXPECT_EQ(*store_->CountEvaluations(run), 5);
+  auto evaluated = backend.Evaluated();
+  EXPECT_EQ(std::set<std::string>(evaluated.begin(), evaluated.end()).size(), evaluated.size());
+}
+
+TEST_F(OptimizeLoopTest, AnEvaluationThatCannotBeDoneFailsTheRunAndKeepsTheJob) {
+  std::string run = NewRun(3);
+  ScriptedModel model(Codes(1, 30));
+  FakeBackend backend;
+  backend.fail_with = Error::BadInput("task t: Model raised in __init__");
+  RecordingStrategy strategy;
+  LoopOutcome out = RunLoop(run, strategy, model, backend, Options(3, 1));
+  EXPECT_EQ(out.status, RunStatus::kFailed);
+  ASSERT_TRUE(out.error.has_value());
+  EXPECT_EQ(out.error->kind, ErrorKind::kBadInput);
+  EXPECT_EQ(RunExitCode(out), 2);
+  EXPECT_EQ(*store_->CountEvaluations(run), 0);
+  EXPECT_EQ(store_->PendingJobs(run)->size(), 1u);
+  EXPECT_EQ(store_->GetRun(run)->status, RunStatus::kFailed);
+}
+
+TEST_F(OptimizeLoopTest, AnAuthFailureFailsTheRunAsBadInput) {
+  std::string run = NewRun(3);
+  ScriptedModel model({{"", llm::LlmErrorKind::kAuth}});
+  FakeBackend backend;
+  RecordingStrategy strategy;
+  LoopOutcome out = RunLoop(run, strategy, model, backend, Options(3, 2));
+  EXPECT_EQ(out.status, RunStatus::kFailed);
+  EXPECT_EQ(RunExitCode(out), 2);
+  EXPECT_TRUE(backend.Evaluated().empty());
+}
+
+TEST_F(OptimizeLoopTest, ReportsFollowTheContractShapes) {
+  std::string run = NewRun(3);
+  ScriptedModel model(Codes(1, 30));
+  FakeBackend backend;
+  RecordingStrategy strategy;
+  LoopOutcome out = RunLoop(run, strategy, model, backend, Options(3));
+  auto result = RunResultJson(*store_, run, &out);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ((*result)["status"], "completed");
+  EXPECT_EQ((*result)["evaluations"], 3);
+  EXPECT_DOUBLE_EQ((*result)["best"]["speedup"]["eager"].get<double>(), 0.3);
+  EXPECT_TRUE((*result)["best"]["speedup"]["compile"].is_null());
+  for (const char* k : {"calls", "input_tokens", "output_tokens", "cost_usd"}) {
+    EXPECT_TRUE((*result)["llm"].contains(k)) << k;
+  }
+  auto show = ShowJson(*store_, run);
+  ASSERT_TRUE(show.ok());
+  for (const char* k : {"run_id", "status", "task", "strategy", "evaluations", "events", "best"}) {
+    EXPECT_TRUE(show->contains(k)) << k;
+  }
+  ASSERT_EQ((*show)["evaluations"].size(), 3u);
+  for (const char* k : {"candidate_id", "iteration", "island", "accepted", "speedup", "verdict"}) {
+    EXPECT_TRUE((*show)["evaluations"][0].contains(k)) << k;
+  }
+  for (const char* k : {"type", "island", "iteration", "detail"}) {
+    EXPECT_TRUE((*show)["events"][0].contains(k)) << k;
+  }
+  auto runs = RunsJson(*store_);
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  for (const char* k : {"run_id", "status", "task", "strategy", "created_at", "evaluations"}) {
+    EXPECT_TRUE((*runs)[0].contains(k)) << k;
+  }
+  auto exported = ExportBest(*store_, run, dir_ / "out");
+  ASSERT_TRUE(exported.ok()) << exported.error().message;
+  auto model_new = ReadFile(exported->model_new_path);
+  ASSERT_TRUE(model_new.ok());
+  EXPECT_NE(model_new->find("code 3"), std::string::npos);
+  EXPECT_NE(model_new->find(run), std::string::npos);
+  EXPECT_EQ(*ReadFile(exported->source_path), "code 3");
+}
+
+}  // namespace
+}  // namespace kforge::run

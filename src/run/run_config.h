@@ -1,0 +1,27 @@
+// The optimize loop's config keys (run.*) and their values.
+#pragma once
+
+#include <cstdint>
+
+#include "common/config.h"
+#include "common/result.h"
+
+namespace kforge::run {
+
+struct LoopOptions {
+  int64_t iterations = 0;  // N: candidates sent to evaluation, compile failures included
+  int max_in_flight = 2;   // LLM proposals at once
+  // Proposals in a row that gave no new candidate (failed call, no code
+  // block, duplicate) before the run stops: a model that only repeats itself
+  // must not spin forever.
+  int max_unusable_proposals = 10;
+  int64_t status_interval_ms = 1000;  // live status refresh on a terminal
+};
+
+void RegisterRunConfig(ConfigSchema& schema);
+// kBadInput for out-of-range values. `iterations` is left 0 (a flag sets it).
+Result<LoopOptions> LoopOptionsFromConfig(const Config& config);
+// run.workers: evaluation workers on cuda (0: one per visible GPU).
+int64_t WorkersFromConfig(const Config& config);
+
+}  // namespace kforge::run

@@ -1,0 +1,46 @@
+#include "run/strategy_factory.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "search/baseline/best_of_n_strategy.h"
+#include "search/baseline/greedy_strategy.h"
+
+namespace kforge::run {
+
+const std::vector<std::string>& StrategyNames() {
+  static const std::vector<std::string> names = {"pacevolve", "contrastive", "greedy", "best-of-n",
+                                                 "agent"};
+  return names;
+}
+
+Status CheckStrategyAvailable(const std::string& name) {
+  if (name == "greedy" || name == "best-of-n") return Status::Ok();
+  const auto& names = StrategyNames();
+  if (std::find(names.begin(), names.end(), name) != names.end()) {
+    return Error::BadInput(fmt::format(
+        "--strategy {} is not available yet in this build (available: greedy, best-of-n)", name));
+  }
+  return Error::BadInput(
+      fmt::format("unknown --strategy '{}' (pacevolve|contrastive|greedy|best-of-n|agent)", name));
+}
+
+Result<std::unique_ptr<search::Strategy>> MakeStrategy(const std::string& name,
+                                                       const search::StrategyContext& context,
+                                                       const search::PromptTemplates& templates,
+                                                       const Config& config) {
+  if (Status st = CheckStrategyAvailable(name); !st) return st.error();
+  if (name == "greedy") {
+    auto options = search::GreedyOptionsFromConfig(config);
+    if (!options) return options.error();
+    auto g = search::GreedyStrategy::Create(context, templates, *options);
+    if (!g) return g.error();
+    return std::unique_ptr<search::Strategy>(std::move(g).value());
+  }
+  auto b = search::BestOfNStrategy::Create(context, templates);
+  if (!b) return b.error();
+  return std::unique_ptr<search::Strategy>(std::move(b).value());
+}
+
+}  // namespace kforge::run

@@ -1,0 +1,30 @@
+// Strategy names (CONTRACT: pacevolve | contrastive | greedy | best-of-n |
+// agent) to strategies. greedy and best-of-n exist; the others are refused
+// with a clear message until they are wired to the loop.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "common/result.h"
+#include "search/baseline/prompt_templates.h"
+#include "search/strategy.h"
+
+namespace kforge::run {
+
+// Every name the contract knows, available or not.
+const std::vector<std::string>& StrategyNames();
+
+// kBadInput for an unknown name, a strategy that is not available yet, or
+// a broken prompt template.
+Result<std::unique_ptr<search::Strategy>> MakeStrategy(const std::string& name,
+                                                       const search::StrategyContext& context,
+                                                       const search::PromptTemplates& templates,
+                                                       const Config& config);
+
+// Whether `name` is a strategy this build can run (checked before a run is created).
+Status CheckStrategyAvailable(const std::string& name);
+
+}  // namespace kforge::run
