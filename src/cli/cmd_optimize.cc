@@ -20,7 +20,7 @@ struct OptimizeArgs {
   std::string task, llm, strategy = "greedy", device = "auto", policy = "strict";
   std::string db = run::kDefaultDb;
   int64_t iterations = 10;
-  int islands = 1;
+  int islands = 0;
   int gpu = -1;
   uint64_t seed = 0;
   double budget_usd = 0;
@@ -73,13 +73,15 @@ void AddOptimizeCommand(CLI::App& root, CommandTable& table) {
                   "Model spec: openai:MODEL[@BASE_URL], anthropic:MODEL[@BASE_URL], replay:RUN_ID "
                   "(default: config llm.spec)");
   cmd->add_option("--strategy", args->strategy,
-                  "pacevolve|contrastive|greedy|best-of-n|agent (available: greedy, best-of-n)")
+                  "pacevolve|contrastive|greedy|best-of-n|agent (agent: not available yet)")
       ->default_val("greedy");
   cmd->add_option("--iterations", args->iterations,
                   "Candidates sent to evaluation, compile failures included")
       ->default_val(10);
-  cmd->add_option("--islands", args->islands, "Independent populations (greedy: climbers)")
-      ->default_val(1);
+  cmd->add_option("--islands", args->islands,
+                  "Islands (independent populations); 0: pacevolve.islands for pacevolve, 1 "
+                  "otherwise")
+      ->default_val(0);
   cmd->add_option("--device", args->device, "auto|cuda|cpu")
       ->envname("KFORGE_DEVICE")
       ->default_val("auto");

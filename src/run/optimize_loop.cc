@@ -150,9 +150,36 @@ Status OptimizeLoop::Rebuild() {
     queue_.push_back(c.id);
     unevaluated_[c.id] = std::move(c);
   }
+  // A strategy that saves its state continues from the last one saved; it
+  // ignores the recorded evaluations that state already holds.
+  auto saved = store_.GetStrategyState(context_.run_id);
+  if (!saved) return saved.error();
+  if (saved->has_value()) {
+    json state = json::parse(**saved, nullptr, /*allow_exceptions=*/false);
+    if (state.is_discarded()) {
+      return Error::BadInput(fmt::format("run {}: the saved strategy state is not valid JSON",
+                                         context_.run_id));
+    }
+    if (Status st = strategy_.RestoreState(state); !st) return st;
+  }
   // The strategy sees every recorded evaluation, in iteration order.
   DeliverObservations();
-  return Status::Ok();
+  return SyncStrategy();
+}
+
+Status OptimizeLoop::SyncStrategy() {
+  for (search::StrategyEvent& e : strategy_.DrainEvents()) {
+    EventRecord event;
+    event.run_id = context_.run_id;
+    event.type = std::move(e.type);
+    event.island = e.island;
+    event.iteration = e.iteration;
+    event.detail_json = llm::DumpJson(e.detail);
+    store_.RecordEventAsync(std::move(event));
+  }
+  std::optional<json> state = strategy_.SaveState();
+  if (!state) return Status::Ok();
+  return store_.PutStrategyState(context_.run_id, llm::DumpJson(*state));
 }
 
 Status OptimizeLoop::Begin() {
@@ -502,6 +529,7 @@ Result<LoopOutcome> OptimizeLoop::Run() {
     auto message = mailbox_->Pop(std::min(next_tick, now + kPollInterval));
     if (!message) continue;
     std::visit([this](auto&& m) { Handle(std::move(m)); }, std::move(*message));
+    if (Status st = SyncStrategy(); !st) Fail(st.error());
   }
   if (Status st = Finish(outcome); !st && !outcome.error) {
     outcome.status = RunStatus::kFailed;

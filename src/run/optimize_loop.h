@@ -112,6 +112,8 @@ class OptimizeLoop {
   void Stop(Cause cause, std::string reason);
   void Fail(Error error);
   void DeliverObservations();
+  // Records the strategy's events and saves its state (when it keeps one).
+  Status SyncStrategy();
   ProgressSnapshot Snapshot() const;
   Status Finish(LoopOutcome& outcome);
   void JoinThread(std::map<uint64_t, std::thread>& threads, uint64_t key);

@@ -170,8 +170,9 @@ Status CheckRequest(const OptimizeRequest& r) {
   if (r.iterations < 1 || r.iterations > kMaxIterations) {
     return Error::BadInput(fmt::format("--iterations must be between 1 and {}", kMaxIterations));
   }
-  if (r.islands < 1 || r.islands > kMaxIslands) {
-    return Error::BadInput(fmt::format("--islands must be between 1 and {}", kMaxIslands));
+  if (r.islands < 0 || r.islands > kMaxIslands) {
+    return Error::BadInput(
+        fmt::format("--islands must be between 1 and {} (0: the strategy's default)", kMaxIslands));
   }
   if (r.policy != "strict" && r.policy != "any") {
     return Error::BadInput(fmt::format("--policy must be strict or any, not '{}'", r.policy));
@@ -231,7 +232,10 @@ Result<RunEnd> StartOptimize(Store& store, OptimizeRequest request, const StopRe
   p.run.device = device->kind;
   p.run.iterations_target = request.iterations;
   p.run.seed = static_cast<int64_t>(request.seed);
-  p.run.islands = request.islands;
+  // 0: the strategy's default (pacevolve.islands; one island otherwise).
+  p.run.islands = request.islands > 0                ? request.islands
+                  : request.strategy == "pacevolve" ? request.config.GetInt("pacevolve.islands")
+                                                    : 1;
   p.run.config_json = llm::DumpJson({{"config", ConfigToJson(request.config)},
                                      {"policy", p.policy},
                                      {"gpus", p.gpus},

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "search/adapters/contrastive_strategy.h"
+#include "search/adapters/pacevolve_strategy.h"
 #include "search/baseline/best_of_n_strategy.h"
 #include "search/baseline/greedy_strategy.h"
 
@@ -16,11 +18,14 @@ const std::vector<std::string>& StrategyNames() {
 }
 
 Status CheckStrategyAvailable(const std::string& name) {
-  if (name == "greedy" || name == "best-of-n") return Status::Ok();
+  if (name == "greedy" || name == "best-of-n" || name == "pacevolve" || name == "contrastive") {
+    return Status::Ok();
+  }
   const auto& names = StrategyNames();
   if (std::find(names.begin(), names.end(), name) != names.end()) {
     return Error::BadInput(fmt::format(
-        "--strategy {} is not available yet in this build (available: greedy, best-of-n)", name));
+        "--strategy {} is not available yet in this build (available: pacevolve, contrastive, "
+        "greedy, best-of-n)", name));
   }
   return Error::BadInput(
       fmt::format("unknown --strategy '{}' (pacevolve|contrastive|greedy|best-of-n|agent)", name));
@@ -37,6 +42,21 @@ Result<std::unique_ptr<search::Strategy>> MakeStrategy(const std::string& name,
     auto g = search::GreedyStrategy::Create(context, templates, *options);
     if (!g) return g.error();
     return std::unique_ptr<search::Strategy>(std::move(g).value());
+  }
+  if (name == "pacevolve" || name == "contrastive") {
+    auto greedy = search::GreedyOptionsFromConfig(config);  // greedy.max_log_chars
+    if (!greedy) return greedy.error();
+    auto options = search::pacevolve::PacEvolveOptionsFromConfig(config);
+    if (!options) return options.error();
+    if (name == "contrastive") {
+      auto c = search::ContrastiveStrategy::Create(context, templates, options->contrastive,
+                                                   greedy->max_log_chars);
+      if (!c) return c.error();
+      return std::unique_ptr<search::Strategy>(std::move(c).value());
+    }
+    auto p = search::PacEvolveStrategy::Create(context, templates, *options, greedy->max_log_chars);
+    if (!p) return p.error();
+    return std::unique_ptr<search::Strategy>(std::move(p).value());
   }
   auto b = search::BestOfNStrategy::Create(context, templates);
   if (!b) return b.error();

@@ -104,6 +104,14 @@ struct ProposalOutcome {
   std::string reason;        // kFailed
 };
 
+// One entry for the run's event log.
+struct StrategyEvent {
+  std::string type;
+  int island = 0;
+  int64_t iteration = 0;
+  nlohmann::json detail = nlohmann::json::object();
+};
+
 // What every strategy is told at creation.
 struct StrategyContext {
   std::string task_name;
@@ -129,6 +137,21 @@ class Strategy {
   virtual void Settle(uint64_t proposal_id, const ProposalOutcome& outcome) = 0;
   // A finished evaluation; delivered in iteration order.
   virtual void Observe(const Observation& observation) = 0;
+
+  // Events for the run's log (CONTRACT event types: backtrack, crossover,
+  // idea_added, ...), drained by the loop after every Settle and Observe.
+  virtual std::vector<StrategyEvent> DrainEvents() { return {}; }
+
+  // Persistence, for strategies whose decisions depend on more than the
+  // evaluations (pacevolve: ideas, selections, summaries). The loop saves
+  // SaveState() after every Settle and Observe, and on resume calls
+  // RestoreState() with the last saved state before it replays the recorded
+  // evaluations through Observe(); such a strategy ignores observations its
+  // state already holds. nullopt: the strategy is rebuilt from evaluations.
+  virtual std::optional<nlohmann::json> SaveState() const { return std::nullopt; }
+  virtual Status RestoreState(const nlohmann::json& /*state*/) {
+    return Error::BadInput("strategy '" + name() + "' has no saved state to restore");
+  }
 };
 
 }  // namespace kforge::search

@@ -163,10 +163,21 @@ CREATE TABLE bench_runs (
 CREATE INDEX bench_runs_by_run ON bench_runs (run_id);
 )sql";
 
+// Version 3: a search strategy's saved state (pacevolve: idea pools, islands,
+// momentum), one row per run, replaced as the run goes on, so a resumed run
+// continues the search it had rather than one rebuilt from evaluations alone.
+constexpr const char* kMigration3 = R"sql(
+CREATE TABLE strategy_states (
+  run_id TEXT PRIMARY KEY REFERENCES runs (id),
+  state_json TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+)sql";
+
 }  // namespace
 
 const std::vector<std::string>& StoreMigrations() {
-  static const std::vector<std::string> migrations = {kMigration1, kMigration2};
+  static const std::vector<std::string> migrations = {kMigration1, kMigration2, kMigration3};
   return migrations;
 }
 

@@ -995,6 +995,31 @@ Result<std::vector<IdeaRecord>> SqliteStore::IdeasOfRun(const std::string& run_i
   });
 }
 
+// --- strategy state ---
+
+Status SqliteStore::PutStrategyState(const std::string& run_id, const std::string& state_json) {
+  std::string now = IsoUtcNow();
+  return WriteStatus([&](Connection& c) -> Status {
+    STORE_CHECK(RequireRun(c, run_id));
+    STORE_ASSIGN(st, c.Prepare("INSERT INTO strategy_states (run_id, state_json, updated_at) "
+                               "VALUES (?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET "
+                               "state_json = excluded.state_json, updated_at = excluded.updated_at"));
+    st.Bind(run_id).Bind(state_json).Bind(now);
+    return st.Run();
+  });
+}
+
+Result<std::optional<std::string>> SqliteStore::GetStrategyState(const std::string& run_id) {
+  using Out = std::optional<std::string>;
+  return Read<Out>([&](Connection& c) -> Result<Out> {
+    STORE_ASSIGN(st, c.Prepare("SELECT state_json FROM strategy_states WHERE run_id = ?"));
+    st.Bind(run_id);
+    STORE_ASSIGN(has_row, st.Step());
+    if (!has_row) return Out{};
+    return Out{st.Text(0)};
+  });
+}
+
 // --- jobs ---
 
 Result<bool> SqliteStore::EnqueueJob(const std::string& run_id, const std::string& candidate_id) {

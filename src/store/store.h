@@ -109,6 +109,12 @@ class Store {
   virtual Status UpsertIdea(const IdeaRecord& idea) = 0;
   virtual Result<std::vector<IdeaRecord>> IdeasOfRun(const std::string& run_id) = 0;
 
+  // --- strategy state (strategies that persist more than evaluations) ---
+  // Inserts or replaces the run's one saved state. An unknown run is kNotFound.
+  virtual Status PutStrategyState(const std::string& run_id, const std::string& state_json) = 0;
+  // nullopt when the run has none.
+  virtual Result<std::optional<std::string>> GetStrategyState(const std::string& run_id) = 0;
+
   // --- evaluation jobs ---
   // Idempotent: returns false when the candidate already has a job.
   virtual Result<bool> EnqueueJob(const std::string& run_id, const std::string& candidate_id) = 0;

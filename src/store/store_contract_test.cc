@@ -597,6 +597,26 @@ TEST_P(StoreContractTest, IdeasUpsertKeepsCreationTime) {
   EXPECT_EQ(i2.description, "use 128-wide tiles");
 }
 
+TEST_P(StoreContractTest, StrategyStateIsReplacedPerRun) {
+  MustCreateRun(*store_, "r");
+  MustCreateRun(*store_, "s");
+  auto none = store_->GetStrategyState("r");
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_FALSE(none->has_value());
+  ASSERT_TRUE(store_->PutStrategyState("r", R"({"v":1})").ok());
+  ASSERT_TRUE(store_->PutStrategyState("s", R"({"v":9})").ok());
+  ASSERT_TRUE(store_->PutStrategyState("r", R"({"v":2})").ok());
+  auto r = store_->GetStrategyState("r");
+  ASSERT_TRUE(r.ok() && r->has_value());
+  EXPECT_EQ(**r, R"({"v":2})");
+  auto s = store_->GetStrategyState("s");
+  ASSERT_TRUE(s.ok() && s->has_value());
+  EXPECT_EQ(**s, R"({"v":9})");
+  Status unknown = store_->PutStrategyState("nope", "{}");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().kind, ErrorKind::kNotFound);
+}
+
 TEST_P(StoreContractTest, JobsAreLeasedOnceAndFinishedByTheirEvaluation) {
   MustCreateRun(*store_, "r");
   MustCreateRun(*store_, "s");

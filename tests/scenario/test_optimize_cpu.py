@@ -310,13 +310,13 @@ def test_bad_database_files_exit_2_with_one_line(kforge, llm, tmp_path):
 
 def test_unavailable_strategies_and_bad_flags_exit_2(kforge, llm, tmp_path):
     db = tmp_path / "k.db"
-    for extra in (["--strategy", "pacevolve"], ["--strategy", "nope"], ["--iterations", "0"],
-                  ["--policy", "lax"]):
+    for extra in (["--strategy", "agent"], ["--strategy", "nope"], ["--iterations", "0"],
+                  ["--policy", "lax"], ["--islands", "-1"]):
         proc = kforge(*optimize_args(llm.spec, db, *extra))
         assert proc.returncode == 2, (extra, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "not available yet" in kforge(*optimize_args(llm.spec, db, "--strategy",
-                                                        "pacevolve")).stderr
+                                                        "agent")).stderr
     runs = kforge("runs", "--db", db, "--json")
     assert runs.returncode in (0, 2)
     if runs.returncode == 0:

@@ -76,6 +76,12 @@ std::string MeasurementsText(const EvalSummary& eval) {
   return out;
 }
 
+std::string FencedPython(const std::string& source) {
+  std::string body = source;
+  if (!body.empty() && body.back() != '\n') body += '\n';
+  return "```python\n" + body + "```";
+}
+
 std::string OutcomeLine(const Observation& o) {
   const EvalSummary& e = o.eval;
   std::string head = fmt::format("iteration {}", o.iteration);

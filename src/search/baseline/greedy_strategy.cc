@@ -19,12 +19,6 @@ bool IsBetter(const Observation& candidate, const std::optional<Observation>& be
   return *e.speedup_eager > best->eval.speedup_eager.value_or(0);
 }
 
-std::string Fenced(const std::string& source) {
-  std::string body = source;
-  if (!body.empty() && body.back() != '\n') body += '\n';
-  return "```python\n" + body + "```";
-}
-
 }  // namespace
 
 void RegisterBaselineStrategyConfig(ConfigSchema& s) {
@@ -83,7 +77,7 @@ llm::Prompt GreedyStrategy::BuildPrompt(const Island& island) const {
   if (island.best) {
     const Observation& b = *island.best;
     p.Text("best", fmt::format("## Current best (iteration {})\nMeasured: {}.\n{}", b.iteration,
-                               MeasurementsText(b.eval), Fenced(b.source)));
+                               MeasurementsText(b.eval), FencedPython(b.source)));
   } else {
     p.Text("best", island.observed == 0
                        ? "No candidate has been evaluated yet: start from the reference program."
@@ -100,7 +94,7 @@ llm::Prompt GreedyStrategy::BuildPrompt(const Island& island) const {
     if (last_is_best) {
       text += "\n(This is the current best above.)";
     } else {
-      text += "\nIts source:\n" + Fenced(last.source);
+      text += "\nIts source:\n" + FencedPython(last.source);
     }
     // Dropped whole before the best or the task when the window runs short.
     p.Optional("last_attempt", text, 50);

@@ -1,0 +1,189 @@
+"""kforge optimize --strategy pacevolve (two islands) and --strategy contrastive end to end on
+the CPU, against the fake OpenAI-compatible server answering every JSON schema of the
+PACEvolve stages and returning code for the implementation stage.
+
+The scripted candidates (test_optimize_cpu.py explains them) share one C++ source, so the
+extension is built once. Most are the fused kernel with a different comment, i.e. equally
+fast: the islands stagnate, and with a short freeze period and a small momentum β the search
+must intervene (backtrack or crossover). Small K_idea and K_hyp make pruning and
+summarisation happen within a few iterations.
+"""
+import json
+
+import pytest
+
+from conftest import FAST
+from test_optimize_cpu import (CAND_FUSED, CAND_SLOW, LLM_FLAGS, TASK, FakeLlm, show)
+
+N = 14
+PACEVOLVE_FLAGS = ["--set", "pacevolve.freeze_iterations=1", "--set", "pacevolve.momentum_beta=0.3",
+                   "--set", "pacevolve.max_ideas=2", "--set", "pacevolve.max_hypotheses=2",
+                   "--set", "pacevolve.ideas_per_generation=3", "--set",
+                   "pacevolve.fruitless_limit=2"]
+
+
+def structured(schema, value):
+    return {"schema": schema, "text": json.dumps(value)}
+
+
+def replies():
+    out = []
+    # Idea generation: three new directions per call, every call different.
+    for k in range(40):
+        out.append(structured("pacevolve_idea_generation", {"ideas": [
+            {"description": f"direction {k}-{j}: block the loop by {k * 3 + j + 2} lanes",
+             "reasoning": f"reason {k}-{j}"} for j in range(3)]}))
+    # Classification: new, new, then a merge into idea 1 (which exists by then, or the
+    # reply is sent back and the next one is taken).
+    for k in range(40):
+        out.append(structured("pacevolve_idea_classification",
+                              {"idea_exists": False, "idea_id": None,
+                               "description": f"new idea {k}: tile width {k + 8}"}))
+        if k % 2 == 1:
+            out.append(structured("pacevolve_idea_classification",
+                                  {"idea_exists": True, "idea_id": 1 + k % 5,
+                                   "description": f"merged idea {k}: tile and unroll {k}"}))
+    # Selection: ids cycle (unknown ones are sent back), experiments are all distinct.
+    for k in range(80):
+        out.append(structured("pacevolve_idea_selection",
+                              {"idea_id": 1 + k % 6, "experiment": f"try schedule {k} variant {k * 7}"}))
+    for k in range(20):
+        out.append(structured("pacevolve_hypothesis_summary",
+                              {"key_findings": f"findings {k}: the fused pass is as fast as it gets"}))
+    for k in range(20):
+        out.append(structured("pacevolve_idea_pruning",
+                              {"drop_idea_ids": [1 + k % 4], "rationale": f"least promising {k}"}))
+    # Code: equally fast fused variants, and a slower one now and then.
+    for k in range(60):
+        code = (CAND_SLOW if k % 5 == 4 else CAND_FUSED) + f"\n# variant {k}\n"
+        out.append({"text": f"Variant {k}.\n\n```python\n{code}```\n"})
+    return out
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    path = tmp_path_factory.mktemp("pacevolve-replies") / "replies.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in replies()))
+    s = FakeLlm(path)
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def pacevolve_run(kforge, server, tmp_path_factory):
+    db = tmp_path_factory.mktemp("pacevolve") / "kforge.db"
+    proc = kforge("optimize", "--task", TASK, "--device", "cpu", "--db", db, "--iterations", N,
+                  "--strategy", "pacevolve", "--islands", 2, "--llm", server.spec, *FAST,
+                  *LLM_FLAGS, *PACEVOLVE_FLAGS, "--set", "run.max_unusable_proposals=40",
+                  "--json", timeout=1500)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    return {"db": db, "result": result, "show": show(kforge, result["run_id"], db),
+            "requests": server.requests()}
+
+
+def test_pacevolve_two_islands_completes_and_finds_a_speedup(pacevolve_run):
+    r = pacevolve_run["result"]
+    assert r["status"] == "completed" and r["evaluations"] == N
+    assert r["best"]["speedup"]["eager"] > 1.0
+    s = pacevolve_run["show"]
+    assert s["strategy"] == "pacevolve"
+    islands = {e["island"] for e in s["evaluations"]}
+    assert islands == {0, 1}
+    # The structured stages went out with their JSON schemas.
+    schemas = set()
+    for req in pacevolve_run["requests"]:
+        fmt = req["body"].get("response_format") or {}
+        if fmt.get("type") == "json_schema":
+            schemas.add(fmt["json_schema"]["name"])
+    assert {"pacevolve_idea_generation", "pacevolve_idea_classification",
+            "pacevolve_idea_selection"} <= schemas
+
+
+def test_pacevolve_events_show_ideas_backtrack_and_crossover(pacevolve_run):
+    types = [e["type"] for e in pacevolve_run["show"]["events"]]
+    for wanted in ("idea_added", "idea_merged", "idea_pruned", "hypotheses_summarized"):
+        assert wanted in types, (wanted, sorted(set(types)))
+    assert "backtrack" in types or "crossover" in types, sorted(set(types))
+    interventions = [e for e in pacevolve_run["show"]["events"]
+                     if e["type"] in ("backtrack", "crossover")]
+    # An intervention happens after the freeze period, on a stagnant island.
+    for e in interventions:
+        assert e["iteration"] >= 2 and e["island"] in (0, 1)
+        assert e["detail"], e
+
+
+def test_pacevolve_backtrack_and_crossover_both_occur(pacevolve_run):
+    types = [e["type"] for e in pacevolve_run["show"]["events"]]
+    assert "backtrack" in types, sorted(set(types))
+    assert "crossover" in types, sorted(set(types))
+
+
+def test_pacevolve_state_is_saved_for_resume(pacevolve_run):
+    import sqlite3
+    con = sqlite3.connect(pacevolve_run["db"])
+    (state,) = con.execute("SELECT state_json FROM strategy_states WHERE run_id = ?",
+                           (pacevolve_run["result"]["run_id"],)).fetchone()
+    state = json.loads(state)
+    assert state["version"] == 1
+    assert state["search"]["evaluations"] == N
+    assert len(state["search"]["islands"]) == 2
+
+
+def test_contrastive_completes_and_shows_scored_variants(kforge, server, tmp_path):
+    db = tmp_path / "kforge.db"
+    proc = kforge("optimize", "--task", TASK, "--device", "cpu", "--db", db, "--iterations", 4,
+                  "--strategy", "contrastive", "--llm", server.spec, *FAST, *LLM_FLAGS,
+                  "--json", "--set", "run.max_in_flight=1")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    r = json.loads(proc.stdout)
+    assert r["status"] == "completed" and r["evaluations"] == 4
+    assert r["best"]["speedup"]["eager"] > 1.0
+    prompts = [json.dumps(req["body"]) for req in server.requests()[-4:]]
+    assert any("Earlier variants and their measured speedups" in p for p in prompts)
+    assert all("Performance Analysis" in p for p in prompts)
+
+
+def test_pacevolve_sigkill_then_resume_continues_the_saved_search(kforge, kforge_env, server,
+                                                                   tmp_path):
+    """Killed mid-run, the resumed run restores the saved search state and ends with exactly
+    N unique evaluations; the events recorded before the kill are kept."""
+    from test_optimize_cpu import start, wait_for_run_id
+    import signal
+    import time
+    n = 6
+    db = tmp_path / "kforge.db"
+    args = ["optimize", "--task", TASK, "--device", "cpu", "--db", db, "--iterations", n,
+            "--strategy", "pacevolve", "--llm", server.spec, *FAST, *LLM_FLAGS,
+            *PACEVOLVE_FLAGS, "--set", "run.max_unusable_proposals=40"]
+    proc = start(kforge_env, args)
+    # Kill once the search has recorded a few evaluations (so there is state to restore).
+    run_id, deadline = None, time.monotonic() + 600
+    while time.monotonic() < deadline:
+        run_id = run_id or wait_for_run_id(kforge, db, time.monotonic() + 1)
+        if run_id and len(show(kforge, run_id, db)["evaluations"]) >= 2:
+            break
+        time.sleep(0.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = show(kforge, run_id, db)
+    assert 2 <= len(before["evaluations"]) < n, "killed too late to test resume"
+    final = kforge("resume", run_id, "--db", db, "--json", timeout=1200)
+    assert final.returncode == 0, final.stderr[-3000:]
+    result = json.loads(final.stdout)
+    s = show(kforge, run_id, db)
+    shas = [e["sha256"] for e in s["evaluations"]]
+    assert result["status"] == "completed" and result["evaluations"] == n
+    assert len(shas) == n and len(set(shas)) == n
+    types = [e["type"] for e in s["events"]]
+    assert "run_resumed" in types
+    assert any(e["type"] == "idea_added" for e in before["events"])
+    # The resumed search is the saved one, continued: it holds the evaluations recorded
+    # before the kill as well as those after. (A fresh search would ignore the earlier
+    # ones. One candidate may be missing: one submitted in the instant between its record
+    # and the state's save is evaluated and counted, but unknown to the search.)
+    import sqlite3
+    con = sqlite3.connect(db)
+    (state,) = con.execute("SELECT state_json FROM strategy_states WHERE run_id = ?",
+                           (run_id,)).fetchone()
+    assert json.loads(state)["search"]["evaluations"] >= n - 1
