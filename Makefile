@@ -6,7 +6,8 @@ JOBS ?= $(shell nproc)
 
 APT_PACKAGES := build-essential cmake ninja-build pkg-config git \
   libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libfmt-dev libsqlite3-dev \
-  libpq-dev libtomlplusplus-dev libgtest-dev libgmock-dev libssl-dev clang-format
+  libpq-dev libtomlplusplus-dev libgtest-dev libgmock-dev libssl-dev clang-format \
+  chromium
 PIP_PACKAGES := torch numpy pytest
 
 .PHONY: setup build test unit-test py-test demo format clean

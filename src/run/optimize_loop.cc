@@ -157,8 +157,8 @@ Status OptimizeLoop::Rebuild() {
   if (saved->has_value()) {
     json state = json::parse(**saved, nullptr, /*allow_exceptions=*/false);
     if (state.is_discarded()) {
-      return Error::BadInput(fmt::format("run {}: the saved strategy state is not valid JSON",
-                                         context_.run_id));
+      return Error::BadInput(
+          fmt::format("run {}: the saved strategy state is not valid JSON", context_.run_id));
     }
     if (Status st = strategy_.RestoreState(state); !st) return st;
   }
@@ -326,6 +326,16 @@ void OptimizeLoop::Unusable(const search::Proposal& proposal, const std::string&
 void OptimizeLoop::Handle(ProposalDone done) {
   --proposing_;
   JoinThread(proposal_threads_, done.proposal.id);
+  HandleProposal(std::move(done));
+  if (calls_since_candidate_ >= options_.max_calls_per_candidate) {
+    Stop(Cause::kUnusable, fmt::format("{} LLM calls in a row produced no new candidate; see "
+                                       "run.max_calls_per_candidate",
+                                       calls_since_candidate_));
+  }
+}
+
+void OptimizeLoop::HandleProposal(ProposalDone done) {
+  ++calls_since_candidate_;
   const search::Proposal& p = done.proposal;
   using Kind = search::ProposalOutcome::Kind;
   if (done.error) {
@@ -391,6 +401,7 @@ void OptimizeLoop::Handle(ProposalDone done) {
   ++recorded_;
   ++next_iteration_;
   unusable_streak_ = 0;
+  calls_since_candidate_ = 0;
   awaiting_[c.iteration] = std::nullopt;
   queue_.push_back(c.id);
   strategy_.Settle(p.id, {Kind::kSubmitted, c.id, c.iteration, {}, ""});

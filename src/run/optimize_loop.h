@@ -107,6 +107,7 @@ class OptimizeLoop {
   void DispatchEvaluations();
   bool Finished();
   void Handle(ProposalDone done);
+  void HandleProposal(ProposalDone done);
   void Handle(EvaluationDone done);
   void Unusable(const search::Proposal& proposal, const std::string& reason);
   void Stop(Cause cause, std::string reason);
@@ -141,6 +142,7 @@ class OptimizeLoop {
   std::map<int64_t, std::optional<search::Observation>> awaiting_;
   int proposing_ = 0;
   int unusable_streak_ = 0;
+  int calls_since_candidate_ = 0;  // LLM calls answered since the last new candidate
   std::optional<double> best_speedup_;
   Cause cause_ = Cause::kNone;
   std::string reason_;

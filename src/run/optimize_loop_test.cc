@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <mutex>
@@ -261,6 +262,82 @@ TEST_F(OptimizeLoopTest, DuplicatesAreNeitherEvaluatedNorCounted) {
   int failed = 0;
   for (const auto& s : strategy.settled) failed += s.kind == search::ProposalOutcome::Kind::kFailed;
   EXPECT_EQ(failed, 2);
+}
+
+// Always asks a structured stage; counts its state in SaveState and emits an
+// event per settled reply (like pacevolve, whose replies may never yield code).
+class StructuredStrategy : public search::Strategy {
+ public:
+  std::string name() const override { return "structured"; }
+  std::optional<search::Proposal> Propose() override {
+    search::Proposal p;
+    p.id = next_id_++;
+    p.stage = "classify";
+    p.kind = search::ReplyKind::kStructured;
+    p.schema = llm::OutputSchema{"s", "", json{{"type", "object"}}};
+    p.prompt.Text("t", "answer in JSON");
+    return p;
+  }
+  void Settle(uint64_t, const search::ProposalOutcome& o) override {
+    if (o.kind == search::ProposalOutcome::Kind::kStructured) ++replies;
+    events_.push_back({"idea_added", 0, 0, {{"n", replies}}});
+  }
+  void Observe(const search::Observation&) override {}
+  std::vector<search::StrategyEvent> DrainEvents() override {
+    std::vector<search::StrategyEvent> out;
+    out.swap(events_);
+    return out;
+  }
+  std::optional<json> SaveState() const override { return json{{"replies", replies}}; }
+  Status RestoreState(const json& state) override {
+    restored = state;
+    replies = state.value("replies", 0);
+    return Status::Ok();
+  }
+  int replies = 0;
+  json restored;
+
+ private:
+  uint64_t next_id_ = 1;
+  std::vector<search::StrategyEvent> events_;
+};
+
+class StructuredModel : public ScriptedModel {
+ public:
+  StructuredModel() : ScriptedModel(std::vector<Entry>{{"code 1", std::nullopt}}) {}
+  llm::LlmResult<llm::StructuredReply> AskStructured(const std::string&, const llm::Prompt&,
+                                                     const llm::OutputSchema&) override {
+    llm::StructuredReply r;
+    r.value = json{{"ok", true}};
+    return r;
+  }
+};
+
+TEST_F(OptimizeLoopTest, StopsWhenCallsNeverYieldACandidateAndSavesStrategyState) {
+  std::string run = NewRun(3);
+  StructuredModel model;
+  FakeBackend backend;
+  StructuredStrategy strategy;
+  LoopOptions options = Options(3, 1);
+  options.max_calls_per_candidate = 7;
+  LoopOutcome out = RunLoop(run, strategy, model, backend, options);
+  EXPECT_EQ(out.status, RunStatus::kStopped);
+  EXPECT_NE(out.reason.find("7 LLM calls in a row produced no new candidate"), std::string::npos)
+      << out.reason;
+  EXPECT_EQ(out.evaluations, 0);
+  EXPECT_EQ(strategy.replies, 7);
+  auto types = EventTypes(run);
+  EXPECT_EQ(std::count(types.begin(), types.end(), "idea_added"), 7);
+  auto saved = store_->GetStrategyState(run);
+  ASSERT_TRUE(saved.ok() && saved->has_value());
+  EXPECT_EQ(json::parse(**saved), (json{{"replies", 7}}));
+
+  // Resume restores the saved state before anything else.
+  StructuredStrategy resumed;
+  LoopOutcome again = RunLoop(run, resumed, model, backend, options, /*resumed=*/true);
+  EXPECT_EQ(resumed.restored, (json{{"replies", 7}}));
+  EXPECT_EQ(resumed.replies, 14);
+  EXPECT_EQ(again.status, RunStatus::kStopped);
 }
 
 TEST_F(OptimizeLoopTest, StopsAfterTooManyUnusableProposals) {

@@ -15,6 +15,8 @@ void RegisterRunConfig(ConfigSchema& s) {
   s.Add({"run.max_unusable_proposals", int64_t{d.max_unusable_proposals},
          "stop after this many proposals in a row gave no new candidate (failed call, no code "
          "block, duplicate)"});
+  s.Add({"run.max_calls_per_candidate", int64_t{d.max_calls_per_candidate},
+         "stop after this many LLM calls (any stage) in a row produced no new candidate"});
   s.Add({"run.workers", int64_t{0},
          "evaluation workers on cuda, one GPU each (0: one per visible GPU; --gpu picks one)"});
   s.Add({"run.status_interval_ms", d.status_interval_ms,
@@ -34,6 +36,11 @@ Result<LoopOptions> LoopOptionsFromConfig(const Config& c) {
     return Error::BadInput("config key 'run.max_unusable_proposals' must be at least 1");
   }
   o.max_unusable_proposals = static_cast<int>(unusable);
+  int64_t per_candidate = c.GetInt("run.max_calls_per_candidate");
+  if (per_candidate < 1) {
+    return Error::BadInput("config key 'run.max_calls_per_candidate' must be at least 1");
+  }
+  o.max_calls_per_candidate = static_cast<int>(per_candidate);
   o.status_interval_ms = c.GetInt("run.status_interval_ms");
   if (o.status_interval_ms < 1) {
     return Error::BadInput("config key 'run.status_interval_ms' must be positive");

@@ -15,6 +15,10 @@ struct LoopOptions {
   // block, duplicate) before the run stops: a model that only repeats itself
   // must not spin forever.
   int max_unusable_proposals = 10;
+  // LLM calls (of any stage) since the last new candidate before the run
+  // stops: a multi-stage strategy (pacevolve) whose replies keep being sent
+  // back must not spend the budget without ever evaluating anything.
+  int max_calls_per_candidate = 60;
   int64_t status_interval_ms = 1000;  // live status refresh on a terminal
 };
 

@@ -233,7 +233,7 @@ Result<RunEnd> StartOptimize(Store& store, OptimizeRequest request, const StopRe
   p.run.iterations_target = request.iterations;
   p.run.seed = static_cast<int64_t>(request.seed);
   // 0: the strategy's default (pacevolve.islands; one island otherwise).
-  p.run.islands = request.islands > 0                ? request.islands
+  p.run.islands = request.islands > 0               ? request.islands
                   : request.strategy == "pacevolve" ? request.config.GetInt("pacevolve.islands")
                                                     : 1;
   p.run.config_json = llm::DumpJson({{"config", ConfigToJson(request.config)},

@@ -26,7 +26,7 @@ struct OptimizeRequest {
   std::string llm_spec;  // empty: config llm.spec
   std::string strategy = "greedy";
   int64_t iterations = 0;
-  int islands = 0;  // 0: the strategy's default
+  int islands = 0;              // 0: the strategy's default
   std::string device = "auto";  // auto | cuda | cpu
   int gpu = -1;                 // -1: one worker per visible GPU (or run.workers)
   std::string policy = "strict";

@@ -25,7 +25,8 @@ Status CheckStrategyAvailable(const std::string& name) {
   if (std::find(names.begin(), names.end(), name) != names.end()) {
     return Error::BadInput(fmt::format(
         "--strategy {} is not available yet in this build (available: pacevolve, contrastive, "
-        "greedy, best-of-n)", name));
+        "greedy, best-of-n)",
+        name));
   }
   return Error::BadInput(
       fmt::format("unknown --strategy '{}' (pacevolve|contrastive|greedy|best-of-n|agent)", name));

@@ -62,6 +62,7 @@ Result<EvalSummary> EvalSummary::FromContractJson(const json& eval) {
   check(ReadOptional(Member(timing, "candidate_ms"), "median", s.candidate_ms));
   check(ReadOptional(Member(timing, "eager_ms"), "median", s.eager_ms));
   check(ReadOptional(Member(timing, "compile_ms"), "median", s.compile_ms));
+  check(ReadOptional(Member(eval, "sol"), "floor_ms", s.sol_floor_ms));
   const json& speedup = Member(eval, "speedup");
   check(ReadOptional(speedup, "eager", s.speedup_eager));
   check(ReadOptional(speedup, "compile", s.speedup_compile));

@@ -50,6 +50,7 @@ struct EvalSummary {
   std::optional<std::string> correctness_detail;
   std::optional<double> candidate_ms;  // medians; candidate_ms null unless accepted for timing
   std::optional<double> eager_ms;
+  std::optional<double> sol_floor_ms;  // the task's speed-of-light floor on this device
   std::optional<double> compile_ms;
   std::optional<double> speedup_eager;
   std::optional<double> speedup_compile;

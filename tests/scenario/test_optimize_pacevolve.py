@@ -1,11 +1,14 @@
 """kforge optimize --strategy pacevolve (two islands) and --strategy contrastive end to end on
 the CPU, against the fake OpenAI-compatible server answering every JSON schema of the
-PACEvolve stages and returning code for the implementation stage.
+PACEvolve stages with a generated valid instance and returning code for the implementation
+stage.
 
 The scripted candidates (test_optimize_cpu.py explains them) share one C++ source, so the
 extension is built once. Most are the fused kernel with a different comment, i.e. equally
-fast: the islands stagnate, and with a short freeze period and a small momentum β the search
-must intervene (backtrack or crossover). Small K_idea and K_hyp make pruning and
+fast: the islands stagnate, and with a short freeze period, a small momentum β and a high
+stagnation threshold ε_rel an island intervenes every two or three generations. With two
+equally fast islands the CE weights favour crossover about 2:1 (synergy), so the run is long
+enough (28 evaluations, about a dozen interventions) to see both kinds with near certainty. Small K_idea and K_hyp make pruning and
 summarisation happen within a few iterations.
 """
 import json
@@ -15,44 +18,19 @@ import pytest
 from conftest import FAST
 from test_optimize_cpu import (CAND_FUSED, CAND_SLOW, LLM_FLAGS, TASK, FakeLlm, show)
 
-N = 14
+N = 28
 PACEVOLVE_FLAGS = ["--set", "pacevolve.freeze_iterations=1", "--set", "pacevolve.momentum_beta=0.3",
-                   "--set", "pacevolve.max_ideas=2", "--set", "pacevolve.max_hypotheses=2",
+                   "--set", "pacevolve.stagnation_threshold=0.5",
+                   "--set", "pacevolve.max_ideas=2", "--set", "pacevolve.max_hypotheses=1",
                    "--set", "pacevolve.ideas_per_generation=3", "--set",
                    "pacevolve.fruitless_limit=2"]
 
 
-def structured(schema, value):
-    return {"schema": schema, "text": json.dumps(value)}
-
-
 def replies():
-    out = []
-    # Idea generation: three new directions per call, every call different.
-    for k in range(40):
-        out.append(structured("pacevolve_idea_generation", {"ideas": [
-            {"description": f"direction {k}-{j}: block the loop by {k * 3 + j + 2} lanes",
-             "reasoning": f"reason {k}-{j}"} for j in range(3)]}))
-    # Classification: new, new, then a merge into idea 1 (which exists by then, or the
-    # reply is sent back and the next one is taken).
-    for k in range(40):
-        out.append(structured("pacevolve_idea_classification",
-                              {"idea_exists": False, "idea_id": None,
-                               "description": f"new idea {k}: tile width {k + 8}"}))
-        if k % 2 == 1:
-            out.append(structured("pacevolve_idea_classification",
-                                  {"idea_exists": True, "idea_id": 1 + k % 5,
-                                   "description": f"merged idea {k}: tile and unroll {k}"}))
-    # Selection: ids cycle (unknown ones are sent back), experiments are all distinct.
-    for k in range(80):
-        out.append(structured("pacevolve_idea_selection",
-                              {"idea_id": 1 + k % 6, "experiment": f"try schedule {k} variant {k * 7}"}))
-    for k in range(20):
-        out.append(structured("pacevolve_hypothesis_summary",
-                              {"key_findings": f"findings {k}: the fused pass is as fast as it gets"}))
-    for k in range(20):
-        out.append(structured("pacevolve_idea_pruning",
-                              {"drop_idea_ids": [1 + k % 4], "rationale": f"least promising {k}"}))
+    # Every structured stage is answered with a generated instance of its schema (the
+    # fake server's "auto" replies): ids are taken from the prompt's idea pool, texts are
+    # unique per call, every third classification merges into an existing idea.
+    out = [{"structured": True, "auto": True}]
     # Code: equally fast fused variants, and a slower one now and then.
     for k in range(60):
         code = (CAND_SLOW if k % 5 == 4 else CAND_FUSED) + f"\n# variant {k}\n"

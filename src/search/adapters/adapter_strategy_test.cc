@@ -85,8 +85,9 @@ std::string Answer(PacEvolveStrategy& s, const Proposal& p, int& next_candidate)
   if (p.stage == "idea_generation") {
     s.Settle(p.id, Structured(Ideas({"vectorise the loads", "fuse the epilogue"})));
   } else if (p.stage == "classification") {
-    s.Settle(p.id, Structured({{"idea_exists", false}, {"idea_id", nullptr},
-                               {"description", "a new idea"}}));
+    s.Settle(
+        p.id,
+        Structured({{"idea_exists", false}, {"idea_id", nullptr}, {"description", "a new idea"}}));
   } else if (p.stage == "selection") {
     // Every experiment distinct: a failed one would be refused as a known failure.
     int id = s.search().island(p.island).pool.ideas().front().id;
@@ -133,8 +134,8 @@ TEST(PacEvolveStrategyTest, WalksTheStagesWithSchemasAndFeedsEvaluationsBack) {
     }
     stages.push_back(Answer(s, *p, next));
   }
-  EXPECT_EQ(stages, (std::vector<std::string>{"idea_generation", "classification",
-                                              "classification", "selection", "implementation"}));
+  EXPECT_EQ(stages, (std::vector<std::string>{"idea_generation", "classification", "classification",
+                                              "selection", "implementation"}));
   EXPECT_FALSE(s.Propose().has_value()) << "one island waits for its evaluation";
 
   std::vector<std::string> types;
@@ -161,6 +162,35 @@ TEST(PacEvolveStrategyTest, WalksTheStagesWithSchemasAndFeedsEvaluationsBack) {
   }
   EXPECT_NE(prompt.find("2.00x faster than the reference"), std::string::npos) << prompt;
   EXPECT_NE(prompt.find("# source of c0"), std::string::npos);
+}
+
+TEST(PacEvolveStrategyTest, TargetIsTheSolFloorRelativeToEagerFromTheFirstEvaluation) {
+  auto created = PacEvolveStrategy::Create(Context(), Templates(), Options(), 2000);
+  ASSERT_TRUE(created.ok());
+  PacEvolveStrategy& s = **created;
+  EXPECT_DOUBLE_EQ(s.search().target_ms(), 0.0);
+  int next = 0;
+  ProposeUntilSubmitted(s, next, 1);
+  (void)s.DrainEvents();
+  Observation first = Evaluated("c0", 0, 2.0);
+  first.eval.sol_floor_ms = 2.5;  // eager 10 ms: r = 0.25 of the reference's runtime
+  s.Observe(first);
+  EXPECT_DOUBLE_EQ(s.search().target_ms(), 0.25);
+  bool event = false;
+  for (const StrategyEvent& e : s.DrainEvents()) {
+    if (e.type == "target_set") event = e.detail["source"] == "sol.floor_ms";
+  }
+  EXPECT_TRUE(event);
+
+  // pacevolve.target_ms overrides the floor (in ms, made relative the same way).
+  pacevolve::PacEvolveOptions o = Options();
+  o.target_ms = 1.0;
+  auto configured = PacEvolveStrategy::Create(Context(), Templates(), o, 2000);
+  ASSERT_TRUE(configured.ok());
+  next = 0;
+  ProposeUntilSubmitted(**configured, next, 1);
+  (*configured)->Observe(first);
+  EXPECT_DOUBLE_EQ((*configured)->search().target_ms(), 0.1);
 }
 
 TEST(PacEvolveStrategyTest, SuspectAndFailedCandidatesAreNotSuccesses) {

@@ -65,8 +65,7 @@ std::string HistoryText(const std::vector<pacevolve::Hypothesis>& history) {
     std::string result = h.accepted && h.runtime_ms
                              ? SpeedupText(*h.runtime_ms) + " faster than the reference"
                              : h.outcome;
-    out += fmt::format("- {} -> {}\n", h.description.empty() ? "(attempt)" : h.description,
-                       result);
+    out += fmt::format("- {} -> {}\n", h.description.empty() ? "(attempt)" : h.description, result);
   }
   return out;
 }
@@ -127,22 +126,25 @@ Result<std::unique_ptr<PacEvolveStrategy>> PacEvolveStrategy::Create(
   // Every stage's template renders now, so a broken one stops the run before it starts.
   StageRequest probe;
   probe.proposal = pacevolve::IdeaProposal{"x", "y"};
-  for (StageKind stage : {StageKind::kIdeaGeneration, StageKind::kClassification,
-                          StageKind::kSelection, StageKind::kImplementation,
-                          StageKind::kSummarization, StageKind::kPruning}) {
+  for (StageKind stage :
+       {StageKind::kIdeaGeneration, StageKind::kClassification, StageKind::kSelection,
+        StageKind::kImplementation, StageKind::kSummarization, StageKind::kPruning}) {
     probe.stage = stage;
     if (auto text = templates.Render(TemplateName(stage), StageVars(probe)); !text) {
       return text.error();
     }
   }
   options.islands = std::max(1, context.islands);
-  options.target_ms = 0.0;  // relative runtimes: see the header
+  const double configured_target_ms = options.target_ms;
+  options.target_ms = 0.0;  // set from the first evaluation: see the header
   auto search = pacevolve::PacEvolveSearch::Create(options, /*baseline_ms=*/1.0,
                                                    /*target_ms=*/0.0, context.seed);
   if (!search) return search.error();
-  return std::unique_ptr<PacEvolveStrategy>(new PacEvolveStrategy(
-      context, std::move(task_prompt).value(), templates, std::move(search).value(),
-      max_log_chars));
+  std::unique_ptr<PacEvolveStrategy> strategy(
+      new PacEvolveStrategy(context, std::move(task_prompt).value(), templates,
+                            std::move(search).value(), max_log_chars));
+  strategy->configured_target_ms_ = configured_target_ms;
+  return strategy;
 }
 
 Result<llm::Prompt> PacEvolveStrategy::BuildPrompt(const StageRequest& r) const {
@@ -153,8 +155,7 @@ Result<llm::Prompt> PacEvolveStrategy::BuildPrompt(const StageRequest& r) const 
     p.Text("ideas", "## Idea pool of this search\n" + IdeasText(r.ideas), 80);
     if (!r.failures.empty()) {
       p.Optional("failures",
-                 "## Known failures (do not propose these again)\n" + FailuresText(r.failures),
-                 40);
+                 "## Known failures (do not propose these again)\n" + FailuresText(r.failures), 40);
     }
   } else if (!r.history.empty()) {
     p.Optional("history", "## Earlier attempts (oldest first)\n" + HistoryText(r.history), 40);
@@ -172,9 +173,9 @@ Result<llm::Prompt> PacEvolveStrategy::BuildPrompt(const StageRequest& r) const 
     if (r.parent.candidate_id.empty()) {
       p.Text("parent", "## Program to improve\nThe reference program above (1.00x).");
     } else {
-      p.Text("parent", fmt::format("## Program to improve ({} faster than the reference)\n{}",
-                                   SpeedupText(r.parent.runtime_ms),
-                                   FencedPython(r.parent.source)));
+      p.Text("parent",
+             fmt::format("## Program to improve ({} faster than the reference)\n{}",
+                         SpeedupText(r.parent.runtime_ms), FencedPython(r.parent.source)));
     }
   }
   if (r.stage == StageKind::kImplementation) {
@@ -293,10 +294,27 @@ void PacEvolveStrategy::Observe(const Observation& o) {
   bool pending = false;
   for (const auto& [island, id] : search_->PendingEvaluations()) pending |= id == o.candidate_id;
   if (!pending) return;
-  pacevolve::EvaluationOutcome outcome;
   const EvalSummary& e = o.eval;
-  outcome.accepted =
-      e.accepted && e.verdict == "ok" && e.speedup_eager && *e.speedup_eager > 0;
+  if (search_->evaluations() == 0) {
+    // r in reference-relative units, from the first evaluation's own window.
+    std::optional<double> floor_ms =
+        configured_target_ms_ >= 0 ? std::optional<double>(configured_target_ms_) : e.sol_floor_ms;
+    if (floor_ms && e.eager_ms && *e.eager_ms > 0) {
+      double r = *floor_ms / *e.eager_ms;
+      if (search_->SetTarget(r)) {
+        events_.push_back(
+            {"target_set",
+             o.island,
+             0,
+             {{"target_relative", r},
+              {"floor_ms", *floor_ms},
+              {"eager_ms", *e.eager_ms},
+              {"source", configured_target_ms_ >= 0 ? "pacevolve.target_ms" : "sol.floor_ms"}}});
+      }
+    }
+  }
+  pacevolve::EvaluationOutcome outcome;
+  outcome.accepted = e.accepted && e.verdict == "ok" && e.speedup_eager && *e.speedup_eager > 0;
   if (outcome.accepted) outcome.runtime_ms = 1.0 / *e.speedup_eager;
   outcome.source = o.source;
   outcome.summary = OutcomeLine(o);

@@ -12,7 +12,9 @@
 // same timing window, so the search works in reference-relative runtime,
 // 1 / speedup_eager: s_0 = 1 exactly, drift between evaluations cancels, and
 // no separate baseline measurement is needed before the first proposal. The
-// target r is 0 (pacevolve.target_ms does not apply to relative runtimes).
+// target r is the task's speed-of-light floor (or pacevolve.target_ms when
+// set), divided by the eager time, both from the first evaluation; it is set
+// before the search sees that evaluation. Without a floor, r = 0.
 // Only accepted candidates with verdict `ok` count as successes; a suspect
 // speedup is recorded as a failed hypothesis, never built on.
 //
@@ -69,9 +71,10 @@ class PacEvolveStrategy : public Strategy {
   PromptTemplates templates_;
   std::optional<pacevolve::PacEvolveSearch> search_;
   size_t max_log_chars_;
-  std::optional<double> eager_ms_, compile_ms_;  // the reference, from the latest evaluation
+  double configured_target_ms_ = -1;  // pacevolve.target_ms; negative: the SOL floor
+  std::optional<double> eager_ms_, compile_ms_;         // the reference, from the latest evaluation
   std::map<uint64_t, pacevolve::StageKind> in_flight_;  // request id -> stage
-  std::map<int, std::string> last_attempt_;  // island -> feedback on its last evaluation
+  std::map<int, std::string> last_attempt_;             // island -> feedback on its last evaluation
   std::vector<StrategyEvent> events_;
   int rejected_replies_ = 0;
 };

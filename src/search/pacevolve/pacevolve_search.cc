@@ -954,6 +954,22 @@ Result<IslandPhase> PhaseFromName(const std::string& name) {
 
 }  // namespace
 
+Status PacEvolveSearch::SetTarget(double target_ms) {
+  if (evaluations_ > 0) {
+    return Error::BadInput("the target can only be set before the first evaluation");
+  }
+  if (!std::isfinite(target_ms) || target_ms < 0.0 || target_ms >= baseline_ms_) {
+    return Error::BadInput(
+        fmt::format("target runtime must be in [0, {}) (below the starting runtime), got {}",
+                    baseline_ms_, target_ms));
+  }
+  target_ms_ = target_ms;
+  for (IslandState& is : islands_) {
+    is.momentum = MomentumTracker(options_.momentum_beta, target_ms, baseline_ms_);
+  }
+  return Status::Ok();
+}
+
 json PacEvolveSearch::ToJson() const {
   json islands = json::array();
   for (const IslandState& is : islands_) {

@@ -245,6 +245,11 @@ class PacEvolveSearch {
 
   std::vector<SearchEvent> DrainEvents();
 
+  // Sets r while no evaluation has been observed (the optimize loop learns the
+  // task's speed-of-light floor from the first evaluation); every island's
+  // momentum starts afresh with it. kBadInput afterwards or for r < 0.
+  Status SetTarget(double target_ms);
+
   int num_islands() const { return static_cast<int>(islands_.size()); }
   const IslandState& island(int i) const { return islands_.at(i); }
   const FailureLog& failure_log() const { return failures_; }

@@ -784,3 +784,27 @@ TEST(PacEvolveSearchTest, CreateValidatesItsInputs) {
 
 }  // namespace
 }  // namespace kforge::search::pacevolve
+
+namespace kforge::search::pacevolve {
+namespace {
+
+TEST(PacEvolveSearchTargetTest, SetTargetOnlyBeforeTheFirstEvaluation) {
+  PacEvolveOptions o;
+  o.islands = 2;
+  Result<PacEvolveSearch> s = PacEvolveSearch::Create(o, 1.0, 0.0, 3);
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s->SetTarget(-0.1).ok());
+  EXPECT_FALSE(s->SetTarget(1.0).ok());  // not below the starting runtime
+  ASSERT_TRUE(s->SetTarget(0.25).ok());
+  EXPECT_DOUBLE_EQ(s->target_ms(), 0.25);
+  for (int i = 0; i < s->num_islands(); ++i) {
+    EXPECT_DOUBLE_EQ(s->island(i).momentum.target(), 0.25);
+  }
+  // The state carries the new target through a save and restore.
+  Result<PacEvolveSearch> restored = PacEvolveSearch::FromJson(s->ToJson());
+  ASSERT_TRUE(restored.ok());
+  EXPECT_DOUBLE_EQ(restored->target_ms(), 0.25);
+}
+
+}  // namespace
+}  // namespace kforge::search::pacevolve
