@@ -20,6 +20,8 @@ from .timing import SampleServer
 
 _perf_counter = time.perf_counter
 _POISON = {"nan": float("nan"), "big": 3.0e38, "neg": -7.77e30}
+# A bound on the blocks one poisoning takes (each a full output's size).
+_POISON_MAX_BLOCKS = 256
 
 
 class CandidateError(Exception):
@@ -65,16 +67,30 @@ class CandidateHost:
                 "threads": runtime_checks.thread_counts()}
 
     def _poison_allocator(self, kind, nbytes):
-        """Leave freed blocks full of a poison value where the outputs will be
-        allocated, so an output the candidate never wrote shows up."""
+        """Leave every cached free block the outputs could be placed in full of
+        a poison value, so an output the candidate never wrote shows up."""
         if kind is None or nbytes <= 0 or self.device.kind != "cuda":
             return
-        n = nbytes // 4 + 1
-        # One block of the output size, freed: the caching allocator hands it
-        # out next, so an output the candidate never writes reads as poison.
-        block = torch.full((n,), _POISON[kind], dtype=torch.float32, device=self.device.torch_device)
-        del block
+        dev = self.device.torch_device
+        n = (nbytes + 3) // 4
+        reserved = torch.cuda.memory_reserved(dev)
+        blocks = []
+        # The caching allocator hands out the best-fitting free block, so
+        # taking blocks of the output size until it must reserve new memory
+        # takes every cached block an output of that size could land in
+        # (one block is not enough: on an H100 a freed input of the same size
+        # fit better than the poisoned block, and the output held input values).
+        try:
+            while len(blocks) < _POISON_MAX_BLOCKS:
+                blocks.append(torch.empty(n, dtype=torch.float32, device=dev))
+                if torch.cuda.memory_reserved(dev) > reserved:
+                    break
+        except torch.cuda.OutOfMemoryError:
+            pass  # the device is full: what was taken is all there is to poison
+        for b in blocks:
+            b.fill_(_POISON[kind])
         self.device.sync()
+        del blocks
 
     def cmd_run(self, msg):
         k = msg["trial"]
@@ -92,9 +108,11 @@ class CandidateHost:
             del loaded
         if msg.get("shift_allocator"):
             self._shift = torch.empty(4099, dtype=torch.uint8, device=self.device.torch_device)
-        self._poison_allocator(msg.get("poison"), msg.get("poison_bytes", 0))
         before = [fingerprint(x) for x in inputs]
         threads_before = runtime_checks.thread_counts()
+        # Last before the call: fingerprinting allocates temporaries of the
+        # inputs' size, which would take the poisoned blocks and overwrite them.
+        self._poison_allocator(msg.get("poison"), msg.get("poison_bytes", 0))
         t0 = _perf_counter()
         try:
             with torch.no_grad():

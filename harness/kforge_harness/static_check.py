@@ -244,6 +244,10 @@ COMPILE_PATHS = ["torch.compile", "torch._dynamo", "torch._inductor", "torch.com
                  "torch.nn.Module.compile"]
 GRAPH_PATHS = ["torch.cuda.CUDAGraph", "torch.cuda.graph", "torch.cuda.graphs",
                "torch.cuda.make_graphed_callables", "torch.cuda.graph_pool_handle"]
+# Calls that return a stream object (whose class can make new streams).
+STREAM_RETURNING = ["torch.cuda.current_stream", "torch.cuda.default_stream",
+                    "torch.cuda.Stream", "torch.cuda.ExternalStream", "torch.cuda.streams",
+                    "torch.Stream", "torch.accelerator.current_stream"]
 STREAM_PATHS = ["torch.cuda.Stream", "torch.cuda.ExternalStream", "torch.cuda.stream",
                 "torch.cuda.set_stream", "torch.cuda.StreamContext", "torch.Stream",
                 "torch.cuda.streams", "torch.cpu.Stream", "torch.cpu.stream"]
@@ -2220,10 +2224,18 @@ class PythonChecker:
                         out |= self.paths(v, seen)
                 seen.discard(node.id)
             return out
+        if isinstance(node, ast.Attribute) and node.attr == "__class__" and isinstance(
+                node.value, ast.Call) and self._returns_stream(node.value, seen):
+            return {"torch.cuda.Stream"}
         if isinstance(node, ast.Attribute):
             return {f"{p}.{node.attr}" for p in self.paths(node.value, seen)}
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             fn = node.func.id
+            # type(torch.cuda.current_stream()) is the stream class: calling it
+            # makes a new stream without naming any stream API.
+            if fn == "type" and fn not in self.bound and len(node.args) == 1 and isinstance(
+                    node.args[0], ast.Call) and self._returns_stream(node.args[0], seen):
+                return {"torch.cuda.Stream"}
             if fn == "getattr" and len(node.args) >= 2 and fn not in self.bound:
                 name = self._const_str(node.args[1])
                 if name is not None:
@@ -2244,6 +2256,9 @@ class PythonChecker:
             if key is not None and ("sys.modules" in base):
                 return {key}
         return set()
+
+    def _returns_stream(self, call, seen):
+        return any(path_matches(p, STREAM_RETURNING) for p in self.paths(call.func, seen))
 
     def _const_str(self, node):
         try:
@@ -2320,6 +2335,12 @@ class PythonChecker:
                     self.add("reference_reuse", f"reaches {sorted(paths)[0]}", node)
                 for p in sorted(paths):
                     self._classify_path(p, node)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Call):
+                # f(...)(...): what the inner call returns is called, e.g.
+                # type(torch.cuda.current_stream())().
+                for p in sorted(self.paths(node.func)):
+                    if "." in p:
+                        self._classify_path(p, node)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 for p in sorted(self.paths(node)):
                     if "." in p:

@@ -359,6 +359,14 @@ def test_getattr_with_built_or_computed_names():
     assert found(model("return getattr(self, 'helper')(x)", extra="")) == set()
 
 
+def test_stream_handles_and_other_types_are_not_stream_creation():
+    # Passing the current stream's handle to C++ is how honest kernels launch.
+    assert found(model("return ext.f(x, torch.cuda.current_stream().cuda_stream)")) == set()
+    assert "stream_creation" not in found(model("return type(x)(x.shape)"))
+    assert "stream_creation" not in found(model(
+        "return x", "self.kind = type(torch.cuda.current_stream())"))
+
+
 def test_missing_modelnew_and_subclassing():
     assert found(HEAD + "class Model2(nn.Module):\n    pass\n") == {"missing_modelnew"}
     assert "reference_reuse" in found(HEAD + "from reference import Model\n"
@@ -376,6 +384,9 @@ def test_missing_modelnew_and_subclassing():
 @pytest.mark.parametrize("src,expect", [
     ("S = torch.cuda.Stream\ns = S()", "stream_creation"),
     ("with torch.cuda.stream(torch.cuda.Stream()):\n    pass", "stream_creation"),
+    ("s = type(torch.cuda.current_stream())()", "stream_creation"),
+    ("s = torch.cuda.current_stream().__class__()", "stream_creation"),
+    ("cur = torch.cuda.current_stream\nS = type(cur())\ns = S()", "stream_creation"),
     ("g = torch.cuda.CUDAGraph()", "cuda_graph"),
     ("f = torch.compile(lambda x: x)", "torch_compile"),
     ("@torch.jit.script\ndef f(x):\n    return x", "torch_compile"),
