@@ -42,5 +42,6 @@ void AddShowCommand(CLI::App& root, CommandTable& table);
 void AddBestCommand(CLI::App& root, CommandTable& table);
 void AddRunsCommand(CLI::App& root, CommandTable& table);
 void AddReportCommand(CLI::App& root, CommandTable& table);
+void AddProfileCommand(CLI::App& root, CommandTable& table);
 
 }  // namespace kforge::cli

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   kforge::cli::AddBestCommand(app, table);
   kforge::cli::AddRunsCommand(app, table);
   kforge::cli::AddReportCommand(app, table);
+  kforge::cli::AddProfileCommand(app, table);
 
   try {
     app.parse(argc, argv);
