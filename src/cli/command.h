@@ -43,5 +43,6 @@ void AddBestCommand(CLI::App& root, CommandTable& table);
 void AddRunsCommand(CLI::App& root, CommandTable& table);
 void AddReportCommand(CLI::App& root, CommandTable& table);
 void AddProfileCommand(CLI::App& root, CommandTable& table);
+void AddKbCommand(CLI::App& root, CommandTable& table);
 
 }  // namespace kforge::cli

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   kforge::cli::AddRunsCommand(app, table);
   kforge::cli::AddReportCommand(app, table);
   kforge::cli::AddProfileCommand(app, table);
+  kforge::cli::AddKbCommand(app, table);
 
   try {
     app.parse(argc, argv);

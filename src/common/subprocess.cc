@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +20,24 @@
 extern char** environ;
 
 namespace kforge {
+
+namespace {
+
+// In a fresh network namespace "lo" exists but is down. Raw syscalls only:
+// this runs between fork and exec.
+void BringLoopbackUp() {
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  ifreq req{};
+  std::memcpy(req.ifr_name, "lo", 3);
+  if (::ioctl(fd, SIOCGIFFLAGS, &req) == 0) {
+    req.ifr_flags = static_cast<short>(req.ifr_flags | IFF_UP | IFF_RUNNING);
+    ::ioctl(fd, SIOCSIFFLAGS, &req);
+  }
+  ::close(fd);
+}
+
+}  // namespace
 
 namespace {
 
@@ -158,6 +179,7 @@ Result<ChildProcess> ChildProcess::Spawn(const SpawnSpec& spec) {
     if (sb.isolate_network) {
       if (::unshare(CLONE_NEWNET) == 0 || ::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0) {
         report_byte = kReportIsolated;
+        if (sb.loopback_up) BringLoopbackUp();
       } else if (sb.require_network_isolation) {
         ChildFail(report[1], errno);
       }

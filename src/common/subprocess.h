@@ -29,6 +29,9 @@ struct SandboxOptions {
   bool isolate_network = false;
   // When isolation is asked for but the kernel refuses, fail instead of warn.
   bool require_network_isolation = false;
+  // Bring the namespace's loopback interface up: still no route out, but
+  // processes inside can talk to each other (ncu and its target do).
+  bool loopback_up = false;
 };
 
 struct SpawnSpec {

@@ -116,5 +116,34 @@ TEST(RunCommandTest, TimesOut) {
   EXPECT_TRUE(r->timed_out);
 }
 
+// Loopback inside an isolated namespace: a process can talk to itself over
+// 127.0.0.1 only when loopback_up is set (ncu needs it to reach its target).
+TEST(ChildProcessTest, IsolatedNetworkHasLoopbackOnlyWhenAsked) {
+  const std::string probe =
+      "import socket\n"
+      "try:\n"
+      "    s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
+      "    socket.create_connection(s.getsockname(), timeout=5); print('up')\n"
+      "except OSError:\n"
+      "    print('down')\n";
+  auto run = [&](bool loopback) -> std::optional<std::string> {
+    SpawnSpec spec;
+    spec.argv = {"python3", "-c", probe};
+    spec.sandbox.isolate_network = true;
+    spec.sandbox.loopback_up = loopback;
+    auto child = ChildProcess::Spawn(spec);
+    if (!child.ok() || !child->network_isolated()) return std::nullopt;
+    auto out = RunCommand(spec, 30s);
+    if (!out.ok()) return std::nullopt;
+    return out->stdout_text;
+  };
+  auto down = run(false);
+  if (!down) GTEST_SKIP() << "network namespaces are not permitted here";
+  EXPECT_EQ(*down, "down\n");
+  auto up = run(true);
+  ASSERT_TRUE(up.has_value());
+  EXPECT_EQ(*up, "up\n");
+}
+
 }  // namespace
 }  // namespace kforge

@@ -108,6 +108,7 @@ std::vector<const Optimization*> KnowledgeBase::Select(const std::string& state,
 void KnowledgeBase::Merge(const KnowledgeBase& other) {
   for (const auto& [name, theirs] : other.states_) {
     PerformanceStateEntry& ours = AddState(name, theirs.description);
+    if (ours.signature.empty()) ours.signature = theirs.signature;
     for (const auto& t : theirs.optimizations) {
       Optimization* o = FindIn(ours, t.technique);
       if (!o) {
@@ -138,9 +139,31 @@ nlohmann::json KnowledgeBase::ToJson() const {
                       {"mean_log_speedup", o.MeanLogSpeedup()},
                       {"predicted_gain", o.PredictedGain()}});
     }
-    states.push_back({{"name", name}, {"description", s.description}, {"optimizations", opts}});
+    states.push_back({{"name", name},
+                      {"description", s.description},
+                      {"signature", s.signature},
+                      {"optimizations", opts}});
   }
   return {{"format", kFormat}, {"version", kVersion}, {"arch", arch_}, {"states", states}};
+}
+
+nlohmann::json KnowledgeBase::ToContractJson() const {
+  nlohmann::json states = nlohmann::json::array(), opts = nlohmann::json::array();
+  for (const auto& [name, s] : states_) {
+    states.push_back(
+        {{"id", name}, {"name", name}, {"description", s.description}, {"signature", s.signature}});
+    for (const auto& o : s.optimizations) {
+      opts.push_back({{"id", name + "/" + o.technique},
+                      {"state", name},
+                      {"technique", o.technique},
+                      {"description", o.description},
+                      {"attempts", o.attempts},
+                      {"successes", o.successes},
+                      {"mean_log_speedup", o.MeanLogSpeedup()},
+                      {"predicted_gain", o.PredictedGain()}});
+    }
+  }
+  return {{"arch", arch_}, {"states", states}, {"optimizations", opts}};
 }
 
 Result<KnowledgeBase> KnowledgeBase::FromJson(const nlohmann::json& j) {
@@ -156,7 +179,8 @@ Result<KnowledgeBase> KnowledgeBase::FromJson(const nlohmann::json& j) {
     for (const auto& s : j["states"]) {
       std::string name = s.at("name").get<std::string>();
       if (name.empty()) return bad("a state without a name");
-      kb.AddState(name, s.value("description", ""));
+      PerformanceStateEntry& entry = kb.AddState(name, s.value("description", ""));
+      if (entry.signature.empty()) entry.signature = s.value("signature", "");
       for (const auto& o : s.value("optimizations", nlohmann::json::array())) {
         Optimization opt;
         opt.technique = o.at("technique").get<std::string>();

@@ -34,6 +34,7 @@ struct Optimization {
 struct PerformanceStateEntry {
   std::string name;
   std::string description;  // its primary and secondary bottlenecks, in words
+  std::string signature;    // how a profile is recognised as this state
   std::vector<Optimization> optimizations;
 };
 
@@ -84,6 +85,9 @@ class KnowledgeBase {
   void Merge(const KnowledgeBase& other);
 
   nlohmann::json ToJson() const;
+  // `kforge kb show --json` (CONTRACT.md): {"states": [{"id", "name",
+  // "description", "signature"}], "optimizations": [{"id", "state", ...}]}.
+  nlohmann::json ToContractJson() const;
   static Result<KnowledgeBase> FromJson(const nlohmann::json& j);
 
  private:

@@ -25,15 +25,15 @@ std::string Tail(const std::string& s) {
 std::vector<std::string> NcuProfileArgv(const ProfileRequest& r, const fs::path& report) {
   // Clocks stay as the GPU runs them (KernelBlaster profiles at unlocked
   // clocks too); only the program's one profiled call is collected.
-  std::vector<std::string> argv = {r.ncu, "--clock-control", "none", "--profile-from-start", "off",
-                                   "--force-overwrite", "--export", report.string()};
+  std::vector<std::string> argv = {r.ncu, "--clock-control",   "none",     "--profile-from-start",
+                                   "off", "--force-overwrite", "--export", report.string()};
   for (const auto& s : ProfileSections()) {
     argv.push_back("--section");
     argv.push_back(s);
   }
   for (auto& a : HarnessArgv("profile")) argv.push_back(a);
-  argv.insert(argv.end(), {"--task", r.task.string(), "--device", "cuda", "--seed",
-                           std::to_string(r.seed)});
+  argv.insert(argv.end(),
+              {"--task", r.task.string(), "--device", "cuda", "--seed", std::to_string(r.seed)});
   if (r.candidate) argv.insert(argv.end(), {"--candidate", r.candidate->string()});
   if (!r.dtype.empty()) argv.insert(argv.end(), {"--dtype", r.dtype});
   return argv;
@@ -58,17 +58,19 @@ Result<ProgramProfile> ProfileProgram(const ProfileRequest& r) {
   run.stderr_path = log;  // stdout comes back in the result
   // The candidate's code runs in this child: no network, its own group.
   run.sandbox.isolate_network = true;
+  run.sandbox.loopback_up = true;  // ncu reaches its target process over loopback
   auto ran = RunCommand(run, r.timeout);
   if (!ran) return ran.error();
   auto err_text = ReadFile(log);
   std::string tail = Tail(ran->stdout_text + (err_text ? *err_text : ""));
   if (ran->timed_out) {
-    return Error::Timeout(fmt::format("ncu did not finish within {} s\n{}", r.timeout.count(), tail));
+    return Error::Timeout(
+        fmt::format("ncu did not finish within {} s\n{}", r.timeout.count(), tail));
   }
   if (!ran->exit.exited || ran->exit.exit_code != 0) {
     // The harness exits 2 for a task or candidate it cannot load.
-    bool bad_input = ran->exit.exited && ran->exit.exit_code == 2 &&
-                     tail.find("profile: ") != std::string::npos;
+    bool bad_input =
+        ran->exit.exited && ran->exit.exit_code == 2 && tail.find("profile: ") != std::string::npos;
     std::string what = fmt::format("profiling failed ({})\n{}", ran->exit.Describe(), tail);
     return bad_input ? Error::BadInput(what) : Error::Io(what);
   }

@@ -127,9 +127,8 @@ std::string ShortKernelName(std::string_view demangled) {
 Result<std::vector<KernelProfile>> ParseNcuRawCsv(std::string_view csv) {
   auto rows = ParseCsv(csv);
   // ncu may print its own lines ("==PROF== ...") before the table.
-  auto header = std::find_if(rows.begin(), rows.end(), [](const auto& r) {
-    return !r.empty() && r[0] == "ID";
-  });
+  auto header = std::find_if(rows.begin(), rows.end(),
+                             [](const auto& r) { return !r.empty() && r[0] == "ID"; });
   if (header == rows.end()) {
     return Error::BadInput("ncu raw CSV: no header row (expected `ncu --csv --page raw` output)");
   }
@@ -142,8 +141,8 @@ Result<std::vector<KernelProfile>> ParseNcuRawCsv(std::string_view csv) {
   auto name_col = column("Kernel Name");
   auto duration_col = column(kMetricDuration);
   if (!name_col || !duration_col) {
-    return Error::BadInput(fmt::format("ncu raw CSV: no 'Kernel Name' or '{}' column",
-                                       kMetricDuration));
+    return Error::BadInput(
+        fmt::format("ncu raw CSV: no 'Kernel Name' or '{}' column", kMetricDuration));
   }
   auto data = header + 1;
   // The units row: its ID cell is empty.
@@ -173,8 +172,8 @@ Result<std::vector<KernelProfile>> ParseNcuRawCsv(std::string_view csv) {
   for (; data != rows.end(); ++data) {
     const auto& r = *data;
     if (r.size() != header->size()) {
-      return Error::BadInput(fmt::format("ncu raw CSV: a row has {} cells, the header {}",
-                                         r.size(), header->size()));
+      return Error::BadInput(
+          fmt::format("ncu raw CSV: a row has {} cells, the header {}", r.size(), header->size()));
     }
     auto duration = Number(r[*duration_col]);
     if (!duration) {

@@ -174,10 +174,21 @@ CREATE TABLE strategy_states (
 );
 )sql";
 
+// Version 4: the knowledge base (KernelBlaster), one document per GPU
+// architecture, shared by every run on that architecture.
+constexpr const char* kMigration4 = R"sql(
+CREATE TABLE knowledge_bases (
+  arch TEXT PRIMARY KEY,
+  kb_json TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+)sql";
+
 }  // namespace
 
 const std::vector<std::string>& StoreMigrations() {
-  static const std::vector<std::string> migrations = {kMigration1, kMigration2, kMigration3};
+  static const std::vector<std::string> migrations = {kMigration1, kMigration2, kMigration3,
+                                                      kMigration4};
   return migrations;
 }
 

@@ -1021,6 +1021,31 @@ Result<std::optional<std::string>> SqliteStore::GetStrategyState(const std::stri
   });
 }
 
+// --- knowledge bases ---
+
+Status SqliteStore::PutKnowledgeBase(const std::string& arch, const std::string& kb_json) {
+  if (arch.empty()) return Error::BadInput("a knowledge base needs an architecture");
+  std::string now = IsoUtcNow();
+  return WriteStatus([&](Connection& c) -> Status {
+    STORE_ASSIGN(st, c.Prepare("INSERT INTO knowledge_bases (arch, kb_json, updated_at) "
+                               "VALUES (?, ?, ?) ON CONFLICT (arch) DO UPDATE SET "
+                               "kb_json = excluded.kb_json, updated_at = excluded.updated_at"));
+    st.Bind(arch).Bind(kb_json).Bind(now);
+    return st.Run();
+  });
+}
+
+Result<std::optional<std::string>> SqliteStore::GetKnowledgeBase(const std::string& arch) {
+  using Out = std::optional<std::string>;
+  return Read<Out>([&](Connection& c) -> Result<Out> {
+    STORE_ASSIGN(st, c.Prepare("SELECT kb_json FROM knowledge_bases WHERE arch = ?"));
+    st.Bind(arch);
+    STORE_ASSIGN(has_row, st.Step());
+    if (!has_row) return Out{};
+    return Out{st.Text(0)};
+  });
+}
+
 // --- jobs ---
 
 Result<bool> SqliteStore::EnqueueJob(const std::string& run_id, const std::string& candidate_id) {

@@ -74,6 +74,8 @@ class SqliteStore final : public Store {
   Result<std::vector<IdeaRecord>> IdeasOfRun(const std::string& run_id) override;
   Status PutStrategyState(const std::string& run_id, const std::string& state_json) override;
   Result<std::optional<std::string>> GetStrategyState(const std::string& run_id) override;
+  Status PutKnowledgeBase(const std::string& arch, const std::string& kb_json) override;
+  Result<std::optional<std::string>> GetKnowledgeBase(const std::string& arch) override;
 
   Result<bool> EnqueueJob(const std::string& run_id, const std::string& candidate_id) override;
   Result<std::optional<JobRecord>> LeaseJob(const std::string& run_id, const std::string& owner,

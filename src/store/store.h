@@ -115,6 +115,12 @@ class Store {
   // nullopt when the run has none.
   virtual Result<std::optional<std::string>> GetStrategyState(const std::string& run_id) = 0;
 
+  // --- knowledge bases (one JSON document per GPU architecture, across runs) ---
+  // Inserts or replaces the architecture's document. An empty arch is kBadInput.
+  virtual Status PutKnowledgeBase(const std::string& arch, const std::string& kb_json) = 0;
+  // nullopt when the architecture has none stored.
+  virtual Result<std::optional<std::string>> GetKnowledgeBase(const std::string& arch) = 0;
+
   // --- evaluation jobs ---
   // Idempotent: returns false when the candidate already has a job.
   virtual Result<bool> EnqueueJob(const std::string& run_id, const std::string& candidate_id) = 0;

@@ -597,6 +597,24 @@ TEST_P(StoreContractTest, IdeasUpsertKeepsCreationTime) {
   EXPECT_EQ(i2.description, "use 128-wide tiles");
 }
 
+TEST_P(StoreContractTest, KnowledgeBaseIsReplacedPerArch) {
+  auto none = store_->GetKnowledgeBase("sm_90");
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_FALSE(none->has_value());
+  ASSERT_TRUE(store_->PutKnowledgeBase("sm_90", R"({"v":1})").ok());
+  ASSERT_TRUE(store_->PutKnowledgeBase("sm_80", R"({"v":8})").ok());
+  ASSERT_TRUE(store_->PutKnowledgeBase("sm_90", R"({"v":2})").ok());
+  auto h = store_->GetKnowledgeBase("sm_90");
+  ASSERT_TRUE(h.ok() && h->has_value());
+  EXPECT_EQ(**h, R"({"v":2})");
+  auto a = store_->GetKnowledgeBase("sm_80");
+  ASSERT_TRUE(a.ok() && a->has_value());
+  EXPECT_EQ(**a, R"({"v":8})");
+  Status empty = store_->PutKnowledgeBase("", "{}");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().kind, ErrorKind::kBadInput);
+}
+
 TEST_P(StoreContractTest, StrategyStateIsReplacedPerRun) {
   MustCreateRun(*store_, "r");
   MustCreateRun(*store_, "s");
