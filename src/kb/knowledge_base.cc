@@ -81,6 +81,15 @@ Status KnowledgeBase::RewriteNotes(const std::string& state, const std::string& 
   return Status::Ok();
 }
 
+Status KnowledgeBase::RewriteDescription(const std::string& state, const std::string& technique,
+                                         const std::string& description) {
+  auto it = states_.find(state);
+  Optimization* o = it == states_.end() ? nullptr : FindIn(it->second, technique);
+  if (!o) return Error::NotFound(fmt::format("no optimization {} in state {}", technique, state));
+  o->description = description;
+  return Status::Ok();
+}
+
 std::vector<const Optimization*> KnowledgeBase::Select(const std::string& state,
                                                        const SelectionOptions& opt,
                                                        std::mt19937_64& rng) const {

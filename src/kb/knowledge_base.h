@@ -74,6 +74,9 @@ class KnowledgeBase {
   // The textual update: ParameterUpdate's rewrite of an entry's notes.
   Status RewriteNotes(const std::string& state, const std::string& technique,
                       const std::string& notes);
+  // ParameterUpdate may also sharpen what the entry tells the model to do.
+  Status RewriteDescription(const std::string& state, const std::string& technique,
+                            const std::string& description);
 
   // Weighted-random choice of up to k distinct techniques of a state, without
   // replacement (Efraimidis–Spirakis keys), so the best is likely, not certain.
