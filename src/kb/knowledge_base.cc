@@ -74,19 +74,20 @@ const Optimization& KnowledgeBase::Record(const std::string& state, const std::s
 
 Status KnowledgeBase::RewriteNotes(const std::string& state, const std::string& technique,
                                    const std::string& notes) {
-  auto it = states_.find(state);
-  Optimization* o = it == states_.end() ? nullptr : FindIn(it->second, technique);
-  if (!o) return Error::NotFound(fmt::format("no optimization {} in state {}", technique, state));
-  o->notes = notes;
-  return Status::Ok();
+  return RewriteText(state, technique, &Optimization::notes, notes);
 }
 
 Status KnowledgeBase::RewriteDescription(const std::string& state, const std::string& technique,
                                          const std::string& description) {
+  return RewriteText(state, technique, &Optimization::description, description);
+}
+
+Status KnowledgeBase::RewriteText(const std::string& state, const std::string& technique,
+                                  std::string Optimization::*field, const std::string& text) {
   auto it = states_.find(state);
   Optimization* o = it == states_.end() ? nullptr : FindIn(it->second, technique);
   if (!o) return Error::NotFound(fmt::format("no optimization {} in state {}", technique, state));
-  o->description = description;
+  o->*field = text;
   return Status::Ok();
 }
 

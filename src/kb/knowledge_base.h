@@ -94,6 +94,10 @@ class KnowledgeBase {
   static Result<KnowledgeBase> FromJson(const nlohmann::json& j);
 
  private:
+  // The text updates: one field of an existing entry, or kNotFound.
+  Status RewriteText(const std::string& state, const std::string& technique,
+                     std::string Optimization::*field, const std::string& text);
+
   std::string arch_;
   std::map<std::string, PerformanceStateEntry> states_;
 };
