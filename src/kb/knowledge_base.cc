@@ -173,7 +173,7 @@ nlohmann::json KnowledgeBase::ToContractJson() const {
                       {"predicted_gain", o.PredictedGain()}});
     }
   }
-  return {{"arch", arch_}, {"states", states}, {"optimizations", opts}};
+  return {{"states", states}, {"optimizations", opts}};
 }
 
 Result<KnowledgeBase> KnowledgeBase::FromJson(const nlohmann::json& j) {

@@ -156,8 +156,13 @@ Result<std::vector<KernelProfile>> ParseNcuRawCsv(std::string_view csv) {
     return Error::BadInput(
         fmt::format("ncu raw CSV: unknown duration unit '{}'", unit_of(*duration_col)));
   }
-  const std::vector<std::string> percent_metrics = {kMetricComputeSol, kMetricMemorySol,
-                                                    kMetricOccupancy, kMetricL2, kMetricDram};
+  // Column lookups once, not per launch: (metric, column) of those present.
+  std::vector<std::pair<std::string, size_t>> percent_cols;
+  for (const char* m :
+       {kMetricComputeSol, kMetricMemorySol, kMetricOccupancy, kMetricL2, kMetricDram}) {
+    if (auto c = column(m)) percent_cols.emplace_back(m, *c);
+  }
+  const auto registers_col = column(kMetricRegisters);
   std::vector<std::pair<std::string, size_t>> stall_cols;
   const std::string prefix = kStallPrefix, suffix = kStallSuffix;
   for (const auto& [name, c] : col) {
@@ -191,11 +196,9 @@ Result<std::vector<KernelProfile>> ParseNcuRawCsv(std::string_view csv) {
     f.total_us += us;
     // A zero-length launch still counts for its metrics, a little.
     double w = std::max(us, 1e-6);
-    for (const auto& m : percent_metrics) {
-      if (auto c = column(m)) f.Add(m, Number(r[*c]), w);
-    }
-    if (auto c = column(kMetricRegisters)) {
-      if (auto regs = Number(r[*c])) {
+    for (const auto& [m, c] : percent_cols) f.Add(m, Number(r[c]), w);
+    if (registers_col) {
+      if (auto regs = Number(r[*registers_col])) {
         f.profile.registers_per_thread =
             std::max(f.profile.registers_per_thread, static_cast<int>(*regs));
       }

@@ -8,6 +8,7 @@ def test_show_without_a_database_is_the_shipped_default(kforge, tmp_path):
     proc = kforge("kb", "show", "--json", "--db", tmp_path / "none.db")
     assert proc.returncode == 0, proc.stderr
     kb = json.loads(proc.stdout)
+    assert set(kb) == {"states", "optimizations"}  # CONTRACT.md, exactly
     names = {s["name"] for s in kb["states"]}
     assert {"memory_bound", "compute_bound", "latency_bound", "occupancy_limited",
             "launch_overhead_bound", "near_roofline"} <= names
