@@ -3,7 +3,8 @@
 # the device machine with the KernelBench problems copied to .devcarry/kernelbench.
 #   bash bench/device/issue2_eval.sh env|refs1|refs2|refs3|fixtures|failures|some LEVEL NAME...
 # Writes JSON lines to $OUT (or bench/results/issue2 when OUT is unset).
-# EVAL_SET adds settings, e.g. EVAL_SET="--set eval.timing.compile=false".
+# EVAL_SET adds settings, e.g. EVAL_SET="--set eval.timing.compile=false"
+# (reference-as-candidate runs use the evaluator's defaults otherwise).
 set -uo pipefail
 OUT=${OUT:-bench/results/issue2}
 mkdir -p "$OUT"
@@ -24,7 +25,7 @@ ref_as_candidate() {  # level name
   sed -E 's/\bModel\b/ModelNew/g' "$task" > "$cand"
   echo "== $1/$2" >&2
   $K eval --task "$task" --candidate "$cand" --device cuda --policy any --json \
-      --set eval.timing.max_seconds=6 ${EVAL_SET:-} 2>>"$OUT/stderr.log" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)))' >> "$OUT/ref_as_candidate.jsonl" \
+      ${EVAL_SET:-} 2>>"$OUT/stderr.log" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)))' >> "$OUT/ref_as_candidate.jsonl" \
     || echo "{\"task\": \"$1/$2\", \"failed\": true}" >> "$OUT/ref_as_candidate.jsonl"
 }
 

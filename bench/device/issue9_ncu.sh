@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device capture for issue 9: Nsight Compute profiles of KernelBench level-1
 # references (and fixture kernels) as parser fixtures and for the states check.
-#   bash bench/device/issue9_ncu.sh refs|fixtures
+#   bash bench/device/issue9_ncu.sh refs|fixtures|cli
 # Writes NAME.ncu-rep, NAME.raw.csv and NAME.details.csv per program into
 # $OUT/ncu (default bench/results/issue9/ncu).
 set -uo pipefail
@@ -34,4 +34,16 @@ case "${1:-refs}" in
   fixtures)
     F=tests/gpu/fixtures
     for c in default_stream side_stream; do profile "fixture_$c" --task $F/relu_task.py --candidate $F/$c.py; done ;;
+  cli)  # kforge profile itself: a reference, and a candidate in its sandbox
+    K=${KFORGE:-.devcarry/kforge}
+    F=tests/gpu/fixtures
+    echo "== kforge profile 19_ReLU $(date +%T)" >&2
+    $K profile --task "$KB/level1/19_ReLU.py" --json >"$OUT/cli_19_relu.json" 2>"$OUT/cli_19_relu.err"; echo "rc $?" >&2
+    echo "== kforge profile candidate default_stream $(date +%T)" >&2
+    $K profile --task $F/relu_task.py --candidate $F/default_stream.py --json \
+        >"$OUT/cli_default_stream.json" 2>"$OUT/cli_default_stream.err"; echo "rc $?" >&2
+    echo "== kforge profile 1_Square_matrix_multiplication_ $(date +%T)" >&2
+    $K profile --task "$KB/level1/1_Square_matrix_multiplication_.py" --json \
+        >"$OUT/cli_1_matmul.json" 2>"$OUT/cli_1_matmul.err"; echo "rc $?" >&2
+    ;;
 esac

@@ -146,7 +146,11 @@ class CandidateHost:
         inputs = self.trials[msg["trial"]]["inputs"]
         model = self.model
         self.server.register("candidate", lambda: model(*inputs))
+        self.server.set_inputs(inputs)
         return {"ok": True}
+
+    def cmd_relocate(self, msg):
+        return {"ok": True, "moved": self.server.relocate(msg["seed"])}
 
     def cmd_dump_timed(self, msg):
         out = self.server.last_outputs.get("candidate")

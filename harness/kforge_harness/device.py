@@ -63,6 +63,14 @@ class Device:
         self.enqueue_flush()
         self.sync()
 
+    def new_flush_buffer(self):
+        """A flush buffer at another address (taken while the old one is
+        still held, so the allocator cannot hand the same block back)."""
+        if self.kind != "cuda":
+            return
+        self._flush_buf = torch.empty(self.flush_bytes // 4, dtype=torch.int32,
+                                      device=self.torch_device)
+
     def enqueue_flush(self):
         """Queues the cache flush on the current stream without waiting for it
         (on a CPU device the flush is synchronous anyway)."""

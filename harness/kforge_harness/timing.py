@@ -16,8 +16,17 @@ work that escaped onto other streams.
 
 On a CPU the flush runs (synchronously) before `armed`, outside the interval,
 and a sample is one call.
+
+Between batches kforge may ask for a new placement (`relocate`): the timed
+inputs are copied to other addresses, behind a spacer of random size, and the
+flush buffer is allocated anew, so the outputs land elsewhere too. On an H100
+the same matmul with a 4 GiB output took 2.62 to 2.95 ms depending only on
+where its buffers sat, and a process keeps one placement for its whole life:
+two processes timing identical code could differ by that much. Spread over
+many placements, each process's median is one over the same distribution.
 """
 import gc
+import random
 
 import torch
 
@@ -29,6 +38,10 @@ _Event = torch.cuda.Event
 GO_SPIN_SECONDS = 0.05
 # A bound on CALLS, so a bad request cannot pin the process for minutes.
 MAX_CALLS_PER_SAMPLE = 1024
+# The spacer that shifts a relocation's copies: whole 2 MiB pages (the
+# allocator's large-block granularity) up to this many, plus a partial one.
+SPACER_MAX_PAGES = 128
+_PAGE_BYTES = 2 << 20
 
 
 class SampleServer:
@@ -38,9 +51,40 @@ class SampleServer:
         self.programs = {"noop": lambda: None}
         self.last_outputs = {}
         self._events = []
+        self._inputs = None   # the list the programs read their inputs from
+        self._spacer = None
 
     def register(self, name, fn):
         self.programs[name] = fn
+
+    def set_inputs(self, inputs):
+        """The timed programs' inputs, as the list they read at every call:
+        relocate() replaces its tensors in place."""
+        self._inputs = inputs
+
+    def relocate(self, seed):
+        """New addresses for the inputs, the flush buffer and (through the
+        allocator's state) the outputs. Skipped where copying the inputs
+        could not fit in free memory; returns whether it moved them."""
+        if self.device.kind != "cuda" or self._inputs is None:
+            return False
+        rng = random.Random(seed)
+        dev = self.device.torch_device
+        self._spacer = None
+        self.last_outputs.clear()
+        tensors = [x for x in self._inputs if isinstance(x, torch.Tensor) and x.is_cuda]
+        need = sum(x.untyped_storage().nbytes() for x in tensors) + SPACER_MAX_PAGES * _PAGE_BYTES
+        free, _ = torch.cuda.mem_get_info(dev)
+        if need > free // 2:
+            return False
+        spacer_bytes = rng.randrange(1, SPACER_MAX_PAGES) * _PAGE_BYTES + rng.randrange(_PAGE_BYTES)
+        self._spacer = torch.empty(spacer_bytes, dtype=torch.uint8, device=dev)
+        for i, x in enumerate(self._inputs):
+            if isinstance(x, torch.Tensor) and x.is_cuda:
+                self._inputs[i] = x.clone()  # same strides for dense tensors
+        self.device.new_flush_buffer()
+        self.device.sync()
+        return True
 
     def _event_pairs(self, calls):
         while len(self._events) < calls:

@@ -42,6 +42,8 @@ void RegisterEvalConfig(ConfigSchema& s) {
          "GPU: enough calls per sample that one sample lasts this long (ms)"});
   s.Add({"eval.timing.max_calls_per_sample", int64_t{d.max_calls_per_sample},
          "GPU: most calls in one sample"});
+  s.Add({"eval.timing.relocate", d.relocate_between_batches,
+         "GPU: new addresses for the timed inputs and outputs before every batch"});
   s.Add(
       {"eval.timing.compile", d.time_compile, "also time torch.compile (inductor, default mode)"});
   s.Add({"eval.sandbox.compile_timeout_s", d.compile_timeout_s,
@@ -86,6 +88,7 @@ EvalOptions EvalOptionsFromConfig(const Config& c) {
     throw OperationError{Error::BadInput(
         "eval.timing: min_sample_ms must be >= 0 and max_calls_per_sample in 1..1024")};
   }
+  o.relocate_between_batches = c.GetBool("eval.timing.relocate");
   o.time_compile = c.GetBool("eval.timing.compile");
   o.compile_timeout_s = c.GetDouble("eval.sandbox.compile_timeout_s");
   o.run_timeout_floor_s = c.GetDouble("eval.sandbox.run_timeout_floor_s");
@@ -811,6 +814,7 @@ void EvaluationRun::TimeWindow(bool with_candidate) {
     prog->noop = noop;
     return prog;
   };
+  extra_["reference_threads_at_timing"] = setup.value("threads", json());
   TimedProgram* eager = add_timed(&*ref_, "eager");
   TimedProgram* compiled = nullptr;
   if (setup["compile"].is_object()) {
@@ -871,31 +875,50 @@ void EvaluationRun::TimeWindow(bool with_candidate) {
     p->host_ms.clear();
     p->event_ms.clear();
   }
+  // A placement per batch (see timing.py): both processes draw from the same
+  // distribution of addresses, so neither keeps a lucky one for the window.
+  const bool relocate = opt_.relocate_between_batches && r_.device_kind == "cuda";
+  int relocations = 0, relocations_skipped = 0;
+  auto relocate_for = [&](TimedProgram* p) -> bool {
+    auto reply = p->process->Call({{"cmd", "relocate"}, {"seed", rng()}}, RunTimeout());
+    if (auto* e = std::get_if<HarnessError>(&reply)) {
+      if (p->process == &*ref_) TaskFailed(*e);
+      CandidateFailed("while relocating timed inputs: " + e->message);
+      return false;
+    }
+    (std::get<json>(reply).value("moved", false) ? relocations : relocations_skipped)++;
+    return true;
+  };
+  auto batch = [&](TimedProgram* p) -> bool {
+    if (relocate && !p->is_noop && !relocate_for(p)) return false;
+    for (int i = 0; i < opt_.batch_samples; ++i) {
+      if (!sample(p)) return false;
+    }
+    return true;
+  };
   auto start = Clock::now();
   std::vector<TimedProgram*> order;
   for (auto& p : programs) order.push_back(p.get());
   for (;;) {
     std::shuffle(order.begin(), order.end(), rng);
+    bool candidate_failed = false;
     for (TimedProgram* p : order) {
-      for (int i = 0; i < opt_.batch_samples; ++i) {
-        if (!sample(p)) {
-          if (p == cand) {
-            cand = nullptr;
-            // Drop the candidate from the window; finish the baselines.
-            order.erase(std::remove_if(order.begin(), order.end(),
-                                       [&](TimedProgram* q) { return q->process == &*cand_proc_; }),
-                        order.end());
-          }
-          break;
-        }
-      }
+      if (candidate_failed && p->process == &*cand_proc_) continue;
+      // A reference failure ends the operation inside batch(); a false
+      // return is the candidate's.
+      if (!batch(p)) candidate_failed = true;
+    }
+    if (candidate_failed) {
+      // Drop the candidate from the window; finish the baselines.
+      cand = nullptr;
+      std::erase_if(order, [&](TimedProgram* q) { return q->process == &*cand_proc_; });
     }
     bool enough = true, capped = false;
     for (TimedProgram* p : order) {
       if (p->is_noop) continue;
       auto c = p->Corrected();
       if (static_cast<int>(c.size()) < opt_.min_samples ||
-          RelativeMedianError(c) > opt_.target_noise) {
+          BatchedMedianError(c, opt_.batch_samples) > opt_.target_noise) {
         enough = false;
       }
       if (static_cast<int>(c.size()) >= opt_.max_samples) capped = true;
@@ -909,7 +932,9 @@ void EvaluationRun::TimeWindow(bool with_candidate) {
       extra_["timing_window"] = {{"seconds", elapsed},
                                  {"stopped_by", enough   ? "noise_target"
                                                 : capped ? "max_samples"
-                                                         : "time_cap"}};
+                                                         : "time_cap"},
+                                 {"relocations", relocations},
+                                 {"relocations_skipped", relocations_skipped}};
       break;
     }
   }

@@ -33,7 +33,7 @@ struct EvalOptions {
   // relative error of every median is below target_noise, or the cap.
   int warmup_samples = 3;
   int min_samples = 10;
-  int max_samples = 1000;
+  int max_samples = 5000;
   int batch_samples = 5;
   double target_noise = 0.005;
   double max_timing_seconds = 20;
@@ -43,6 +43,10 @@ struct EvalOptions {
   // are then spread over many calls.
   double min_sample_ms = 1.0;
   int max_calls_per_sample = 64;
+  // GPU: before each batch, move the program's inputs, flush buffer and
+  // (through the allocator) outputs to new addresses, so no process keeps
+  // one lucky or unlucky placement for the whole window.
+  bool relocate_between_batches = true;
   bool time_compile = true;
 
   // Sandbox.

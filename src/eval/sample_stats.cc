@@ -9,6 +9,13 @@ namespace kforge {
 
 namespace {
 
+// σ of a normal distribution over its median absolute deviation.
+constexpr double kMadToSigma = 1.4826;
+// Standard error of the median over σ/√n, for normal data (√(π/2)).
+constexpr double kMedianErrorFactor = 1.2533;
+// Fewest batches whose medians say anything about their spread.
+constexpr size_t kMinBatches = 3;
+
 double Quantile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
   double pos = q * static_cast<double>(sorted.size() - 1);
@@ -36,11 +43,44 @@ SampleSummary Summarize(std::vector<double> samples) {
   return s;
 }
 
+namespace {
+
+// 1.2533 · 1.4826·MAD / √n: the standard error of the median of `values`.
+double MedianError(std::vector<double> values) {
+  if (values.size() < 2) return std::numeric_limits<double>::infinity();
+  SampleSummary s = Summarize(values);
+  // The spread from the median absolute deviation, not the standard
+  // deviation: host-clock samples of short GPU calls have rare slow outliers
+  // (a descheduled thread, a late wake-up) that inflate σ tenfold while the
+  // median, and how well it is known, barely move. 1.4826·MAD equals σ for
+  // normal data.
+  for (double& x : values) x = std::abs(x - s.median);
+  std::sort(values.begin(), values.end());
+  double scale = kMadToSigma * Quantile(values, 0.5);
+  if (scale <= 0) scale = s.stddev;  // over half the values equal: use σ
+  return kMedianErrorFactor * scale / std::sqrt(static_cast<double>(values.size()));
+}
+
+}  // namespace
+
 double RelativeMedianError(const std::vector<double>& samples) {
   if (samples.size() < 2) return std::numeric_limits<double>::infinity();
-  SampleSummary s = Summarize(samples);
-  if (s.median <= 0) return std::numeric_limits<double>::infinity();
-  return 1.2533 * s.stddev / std::sqrt(static_cast<double>(samples.size())) / s.median;
+  double median = Summarize(samples).median;
+  if (median <= 0) return std::numeric_limits<double>::infinity();
+  return MedianError(samples) / median;
+}
+
+double BatchedMedianError(const std::vector<double>& samples, int batch) {
+  if (batch <= 1) return RelativeMedianError(samples);
+  std::vector<double> medians;
+  for (size_t i = 0; i + batch <= samples.size(); i += batch) {
+    medians.push_back(
+        Summarize(std::vector<double>(samples.begin() + i, samples.begin() + i + batch)).median);
+  }
+  if (medians.size() < kMinBatches) return std::numeric_limits<double>::infinity();
+  double median = Summarize(samples).median;
+  if (median <= 0) return std::numeric_limits<double>::infinity();
+  return MedianError(std::move(medians)) / median;
 }
 
 }  // namespace kforge

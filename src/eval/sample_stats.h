@@ -12,8 +12,18 @@ struct SampleSummary {
 
 SampleSummary Summarize(std::vector<double> samples);
 
-// Relative standard error of the median (≈ 1.2533·σ/√n / median), the noise
-// measure the stopping rule drives below its target.
+// Relative standard error of the median (≈ 1.2533·σ/√n / median, with σ
+// estimated robustly as 1.4826·MAD), the noise measure the stopping rule
+// drives below its target.
 double RelativeMedianError(const std::vector<double>& samples);
+
+// The same for samples taken in batches of `batch` consecutive samples that
+// share their conditions (one placement of the buffers, one stretch of clock
+// and temperature): samples within a batch are not independent, batch
+// medians are, so the error comes from the batch medians' spread over
+// √(number of batches). For independent samples it is about 1.2× the
+// per-sample estimate; for batches that differ, it is the honest one.
+// Infinite with fewer than three complete batches.
+double BatchedMedianError(const std::vector<double>& samples, int batch);
 
 }  // namespace kforge

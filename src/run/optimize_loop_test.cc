@@ -393,7 +393,9 @@ TEST_F(OptimizeLoopTest, ResumeEvaluatesRecordedCandidatesFirstAndRebuildsTheStr
     auto added = store_->AddCandidate(c);
     ASSERT_TRUE(added.ok());
     ids.push_back(added->id);
-    if (i < 3) ASSERT_TRUE(store_->EnqueueJob(run, added->id).ok());
+    if (i < 3) {
+      ASSERT_TRUE(store_->EnqueueJob(run, added->id).ok());
+    }
   }
   for (int i = 0; i < 2; ++i) {
     EvaluationRecord e;
