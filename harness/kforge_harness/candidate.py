@@ -43,6 +43,8 @@ class CandidateHost:
 
     def cmd_load(self, msg):
         self.device = Device(msg["device"], msg.get("index", 0))
+        # Before any candidate code runs and before torch starts its threads.
+        cpus = self.device.pin_to_local_cpus() if msg.get("pin_cpus") else None
         self.server = SampleServer(self.ch, self.device)
         self.dtype = DTYPES.get(msg.get("dtype") or "", None)
         torch.set_grad_enabled(False)
@@ -62,7 +64,7 @@ class CandidateHost:
         except TaskError as exc:
             raise CandidateError(str(exc)) from None
         self.device.sync()
-        return {"ok": True, "compile_seconds": compile_seconds,
+        return {"ok": True, "compile_seconds": compile_seconds, "cpus": cpus,
                 "identity_changed": runtime_checks.changed(self.identity),
                 "threads": runtime_checks.thread_counts()}
 

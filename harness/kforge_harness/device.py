@@ -31,6 +31,8 @@ def _read_cache_bytes():
 
 class Device:
     def __init__(self, kind, index=0):
+        if kind == "auto":  # as documented for --device: the GPU when there is one
+            kind = "cuda" if torch.cuda.is_available() else "cpu"
         self.kind = kind
         self.index = index
         if kind == "cuda":
@@ -82,6 +84,31 @@ class Device:
         if self._persist_reset is not None:
             self._persist_reset()
 
+    def pin_to_local_cpus(self):
+        """Binds this process to the CPUs the GPU's PCI slot reports as local
+        (sysfs local_cpulist), within the CPUs it may use. kforge asks both
+        harness processes to do it, so that launch and synchronisation costs
+        come from the same cores in both. Returns the CPUs, or None where there
+        is nothing to read or nothing in common (the affinity is unchanged)."""
+        if self.kind != "cuda" or not hasattr(os, "sched_setaffinity"):
+            return None
+        props = torch.cuda.get_device_properties(self.index)
+        bus = getattr(props, "pci_bus_id", None)
+        if bus is None:
+            return None
+        slot = (f"{getattr(props, 'pci_domain_id', 0):04x}:{bus:02x}:"
+                f"{getattr(props, 'pci_device_id', 0):02x}.0")
+        try:
+            with open(f"/sys/bus/pci/devices/{slot}/local_cpulist") as f:
+                local = parse_cpulist(f.read())
+        except (OSError, ValueError):
+            return None
+        cpus = sorted(local & os.sched_getaffinity(0))
+        if not cpus:
+            return None
+        os.sched_setaffinity(0, cpus)
+        return cpus
+
     def info(self):
         return {"kind": self.kind, "name": self.name, "index": self.index,
                 "cache_bytes": self.cache_bytes, "sm_count": self.sm_count,
@@ -126,6 +153,17 @@ def _cpu_name():
     return "cpu"
 
 
+def parse_cpulist(text):
+    """'0-3,8,10-11' -> {0, 1, 2, 3, 8, 10, 11} (the sysfs cpulist format)."""
+    cpus = set()
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
 def _persisting_l2_reset():
     """cudaCtxResetPersistingL2Cache from the CUDA runtime torch loaded, if found."""
     import ctypes
@@ -149,3 +187,26 @@ def _persisting_l2_reset():
         except (OSError, AttributeError):
             continue
     return None
+
+
+def main(argv=None):
+    """`python -m kforge_harness.device KIND [INDEX]`: the device identity the
+    harness processes would report (kind auto resolves as they resolve it),
+    as one JSON line. kforge baseline keys its stored baselines by it."""
+    import json
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    kind = args[0] if args else "auto"
+    index = int(args[1]) if len(args) > 1 else 0
+    try:
+        info = Device(kind, index).info()
+    except Exception as exc:  # noqa: BLE001 - no such device, CUDA unusable
+        print(json.dumps({"ok": False, "error": str(exc)}))
+        return 1
+    print(json.dumps({"ok": True, **info}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

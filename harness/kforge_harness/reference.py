@@ -46,6 +46,8 @@ class Reference:
     # -- commands ---------------------------------------------------------
     def cmd_load(self, msg):
         self.device = Device(msg["device"], msg.get("index", 0))
+        # Before any candidate code runs and before torch starts its threads.
+        cpus = self.device.pin_to_local_cpus() if msg.get("pin_cpus") else None
         self.server = SampleServer(self.ch, self.device)
         self.dtype = DTYPES.get(msg.get("dtype") or "", None)
         torch.set_grad_enabled(False)
@@ -53,7 +55,7 @@ class Reference:
         self.model = build_model(self.task.Model, self.task, msg["seed"], self.device.torch_device,
                                  self.dtype, "Model")
         n_params = sum(p.numel() for p in self.model.parameters())
-        return {"ok": True, "device": self.device.info(), "parameters": n_params}
+        return {"ok": True, "device": self.device.info(), "parameters": n_params, "cpus": cpus}
 
     def cmd_trial(self, msg):
         k = msg["trial"]

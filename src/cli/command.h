@@ -44,5 +44,6 @@ void AddRunsCommand(CLI::App& root, CommandTable& table);
 void AddReportCommand(CLI::App& root, CommandTable& table);
 void AddProfileCommand(CLI::App& root, CommandTable& table);
 void AddKbCommand(CLI::App& root, CommandTable& table);
+void AddBaselineCommand(CLI::App& root, CommandTable& table);
 
 }  // namespace kforge::cli

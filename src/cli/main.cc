@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   kforge::cli::AddReportCommand(app, table);
   kforge::cli::AddProfileCommand(app, table);
   kforge::cli::AddKbCommand(app, table);
+  kforge::cli::AddBaselineCommand(app, table);
 
   try {
     app.parse(argc, argv);

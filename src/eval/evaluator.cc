@@ -44,6 +44,8 @@ void RegisterEvalConfig(ConfigSchema& s) {
          "GPU: most calls in one sample"});
   s.Add({"eval.timing.relocate", d.relocate_between_batches,
          "GPU: new addresses for the timed inputs and outputs before every batch"});
+  s.Add({"eval.timing.pin_cpus", d.pin_gpu_local_cpus,
+         "GPU: bind both harness processes to the CPUs local to the GPU"});
   s.Add(
       {"eval.timing.compile", d.time_compile, "also time torch.compile (inductor, default mode)"});
   s.Add({"eval.sandbox.compile_timeout_s", d.compile_timeout_s,
@@ -89,6 +91,7 @@ EvalOptions EvalOptionsFromConfig(const Config& c) {
         "eval.timing: min_sample_ms must be >= 0 and max_calls_per_sample in 1..1024")};
   }
   o.relocate_between_batches = c.GetBool("eval.timing.relocate");
+  o.pin_gpu_local_cpus = c.GetBool("eval.timing.pin_cpus");
   o.time_compile = c.GetBool("eval.timing.compile");
   o.compile_timeout_s = c.GetDouble("eval.sandbox.compile_timeout_s");
   o.run_timeout_floor_s = c.GetDouble("eval.sandbox.run_timeout_floor_s");
@@ -193,6 +196,10 @@ class EvaluationRun {
       : opt_(o), task_(t), cand_(c) {}
 
   EvalResult Run();
+  // No candidate: the reference's trials, timing window and floor, always
+  // measured (the cache is written, not read); the cache record lands in
+  // *record.
+  EvalResult RunBaselineOnly(json* record);
 
  private:
   void StartReference();
@@ -263,6 +270,8 @@ class EvaluationRun {
   int compared_trials_ = 0;
   std::optional<json> baseline_;
   BaselineKey baseline_key_;
+  bool baseline_only_ = false;       // no candidate: kforge baseline
+  json* baseline_record_ = nullptr;  // where RunBaselineOnly wants the record
   json extra_ = json::object();
   int thread_baseline_native_ = -1;
   // Per correctness trial: the candidate's output fingerprints and input
@@ -290,8 +299,10 @@ void EvaluationRun::StartReference() {
                {"device", opt_.device},
                {"index", opt_.gpu},
                {"seed", TrialSeed(opt_.seed, -1)},
-               {"dtype", opt_.dtype ? json(*opt_.dtype) : json(nullptr)}};
+               {"dtype", opt_.dtype ? json(*opt_.dtype) : json(nullptr)},
+               {"pin_cpus", opt_.pin_gpu_local_cpus}};
   json reply = RefCall(load, Seconds(opt_.compile_timeout_s));
+  if (opt_.pin_gpu_local_cpus) extra_["reference_cpus"] = reply.value("cpus", json(nullptr));
   const json& dev = reply["device"];
   r_.device_kind = dev.value("kind", "cpu");
   r_.device_name = dev.value("name", "");
@@ -354,7 +365,8 @@ void EvaluationRun::StartCandidate() {
                {"device", r_.device_kind},
                {"index", r_.device_index},
                {"seed", TrialSeed(opt_.seed, -1)},
-               {"dtype", opt_.dtype ? json(*opt_.dtype) : json(nullptr)}};
+               {"dtype", opt_.dtype ? json(*opt_.dtype) : json(nullptr)},
+               {"pin_cpus", opt_.pin_gpu_local_cpus}};
   auto t0 = Clock::now();
   auto reply = cand_proc_->Call(load, Seconds(opt_.compile_timeout_s));
   r_.compile_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -370,6 +382,8 @@ void EvaluationRun::StartCandidate() {
   const json& j = std::get<json>(reply);
   r_.compiled = true;
   r_.compile_seconds = j.value("compile_seconds", r_.compile_seconds);
+  // The candidate's harness pins itself; what it says is for the record only.
+  if (opt_.pin_gpu_local_cpus) extra_["candidate_cpus"] = j.value("cpus", json(nullptr));
   r_.compile_log = cand_proc_->StderrTail(4000);
   for (const auto& name : j.value("identity_changed", json::array())) {
     Flag("timer_patched", Severity::kReject,
@@ -1076,14 +1090,19 @@ EvalResult EvaluationRun::Run() {
   scratch_ = *dir;
 
   StartReference();
-  RunStaticChecks();
-  StartCandidate();
+  if (baseline_only_) {
+    baseline_.reset();  // measured afresh; the record below replaces the cached one
+    r_.compiled = false;
+  } else {
+    RunStaticChecks();
+    StartCandidate();
+  }
   RunTrials();
   AssessDegeneracy();
-  RunInputVariants();
+  if (!baseline_only_) RunInputVariants();
   bool cand_alive = cand_proc_ && cand_proc_->alive();
   bool time_candidate = cand_alive && r_.compiled && r_.correct && !static_rejected_;
-  if (time_candidate || !baseline_ || !baseline_->contains("eager_ms")) {
+  if (time_candidate || baseline_only_ || !baseline_ || !baseline_->contains("eager_ms")) {
     TimeWindow(time_candidate);
     if (r_.candidate_ms && cand_proc_ && cand_proc_->alive()) {
       CheckTimedOutput();
@@ -1122,6 +1141,7 @@ EvalResult EvaluationRun::Run() {
   base["degenerate_reason"] = r_.degenerate_reason ? json(*r_.degenerate_reason) : json(nullptr);
   base["reference_trial_seconds"] = ref_seconds_;
   BaselineCache::Default().Save(baseline_key_, base);
+  if (baseline_record_ != nullptr) *baseline_record_ = base;
 
   extra_["tolerance"] = {{"atol", atol_}, {"rtol", rtol_}, {"output_dtype", out_dtype_}};
   r_.extra = extra_;
@@ -1132,11 +1152,25 @@ EvalResult EvaluationRun::Run() {
   return r_;
 }
 
+EvalResult EvaluationRun::RunBaselineOnly(json* record) {
+  baseline_only_ = true;
+  baseline_record_ = record;
+  return Run();
+}
+
 }  // namespace
 
 EvalResult Evaluator::Evaluate(const Task& task, const Candidate& candidate) {
   EvaluationRun run(options_, task, candidate);
   return run.Run();
+}
+
+Evaluator::Baseline Evaluator::MeasureBaseline(const Task& task) {
+  Candidate none;
+  EvaluationRun run(options_, task, none);
+  Baseline b;
+  b.result = run.RunBaselineOnly(&b.record);
+  return b;
 }
 
 }  // namespace kforge

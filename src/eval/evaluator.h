@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,10 @@ struct EvalOptions {
   // (through the allocator) outputs to new addresses, so no process keeps
   // one lucky or unlucky placement for the whole window.
   bool relocate_between_batches = true;
+  // GPU: bind both harness processes to the CPUs local to the GPU (sysfs
+  // local_cpulist), so launch and sync latency come from the same cores.
+  // Off until measured on the device (issue 2's L1 12 spread).
+  bool pin_gpu_local_cpus = false;
   bool time_compile = true;
 
   // Sandbox.
@@ -78,6 +83,17 @@ class Evaluator {
   // Bad input (malformed task) ends the operation with OperationError
   // (kBadInput); everything the candidate does wrong is a failed result.
   EvalResult Evaluate(const Task& task, const Candidate& candidate);
+
+  // The reference side alone, measured afresh (`kforge baseline`): trials
+  // for degeneracy, the timing window of eager and torch.compile, the
+  // speed-of-light floor. `record` is what the baseline cache keeps for the
+  // task on this device (also written there); `result` carries the device,
+  // the timings and any error, with no candidate fields.
+  struct Baseline {
+    EvalResult result;
+    nlohmann::json record;
+  };
+  Baseline MeasureBaseline(const Task& task);
 
  private:
   EvalOptions options_;

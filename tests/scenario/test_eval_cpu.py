@@ -2,6 +2,8 @@
 import json
 import subprocess
 
+import torch
+
 from conftest import EXAMPLES, FAST, FIXTURES, eval_json
 
 TASK = EXAMPLES / "tasks" / "fused_bias_relu6_scale.py"
@@ -44,6 +46,17 @@ def test_reference_as_candidate_is_accepted(kforge):
     assert r["accepted"] is True, r
     assert r["correctness"]["max_abs_err"] == 0.0
     assert r["speedup"]["eager"] > 0
+
+
+def test_device_auto_resolves_to_the_device_used(kforge):
+    # --device defaults to auto; the harness once kept "auto" as the kind
+    # (running on the CPU even with a GPU present). It must name what it used.
+    proc = kforge("eval", "--task", TASK, "--candidate",
+                  EXAMPLES / "candidates" / "fused_bias_relu6_scale_reference.py", "--policy",
+                  "any", "--json", *FAST)
+    assert proc.returncode == 0, proc.stderr
+    kind = json.loads(proc.stdout)["device"]["kind"]
+    assert kind == ("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def test_reference_as_candidate_is_rejected_under_strict(kforge):
