@@ -1140,6 +1140,9 @@ EvalResult EvaluationRun::Run() {
   base["degenerate"] = r_.degenerate;
   base["degenerate_reason"] = r_.degenerate_reason ? json(*r_.degenerate_reason) : json(nullptr);
   base["reference_trial_seconds"] = ref_seconds_;
+  if (extra_.contains("torch_compile_seconds")) {
+    base["torch_compile_seconds"] = extra_["torch_compile_seconds"];
+  }
   BaselineCache::Default().Save(baseline_key_, base);
   if (baseline_record_ != nullptr) *baseline_record_ = base;
 

@@ -57,6 +57,22 @@ def test_suite_measured_stored_and_found_again(kforge, tmp_path):
     assert [t["status"] for t in forced["tasks"]] == ["measured"]
 
 
+def test_compile_ahead_builds_before_timing(kforge, tmp_path):
+    # With compile timing on, --compile-jobs builds each task's torch.compile
+    # program in its own process first and records how that went.
+    one = EXAMPLES / "tasks" / "row_softmax.py"
+    proc = kforge("baseline", "--json", "--set", "eval.timing.max_seconds=1", "--suite", one,
+                  "--db", tmp_path / "k.db", "--compile-jobs", "1")
+    assert proc.returncode == 0, proc.stderr
+    [t] = json.loads(proc.stdout)["tasks"]
+    assert t["status"] == "measured" and t["compile_ms"] > 0
+    with sqlite3.connect(tmp_path / "k.db") as con:
+        [(record,)] = con.execute("SELECT baseline_json FROM baselines").fetchall()
+    ahead = json.loads(record)["compiled_ahead"]
+    assert ahead["ok"] is True and ahead["seconds"] > 0 and ahead["error"] is None
+    assert json.loads(record)["torch_compile_seconds"] > 0
+
+
 def test_unallocatable_task_is_skipped_and_missing_entry_is_an_error(kforge, tmp_path):
     huge = tmp_path / "huge_inputs.py"
     huge.write_text(
