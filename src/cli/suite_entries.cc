@@ -1,8 +1,5 @@
 #include "cli/suite_entries.h"
 
-#include <sstream>
-
-#include "common/files.h"
 #include "common/result.h"
 
 namespace kforge::cli {
@@ -27,18 +24,9 @@ std::vector<SuiteEntry> ReadSuite(const fs::path& suite) {
     entries.push_back({suite, std::move(t).value(), ""});
     return entries;
   }
-  auto text = ReadFile(suite);
-  if (!text) throw OperationError{Error::BadInput(text.error().message)};
-  std::istringstream in(*text);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto hash = line.find('#');
-    if (hash != std::string::npos) line.resize(hash);
-    line.erase(0, line.find_first_not_of(" \t\r"));
-    line.erase(line.find_last_not_of(" \t\r") + 1);
-    if (line.empty()) continue;
-    fs::path p(line);
-    if (!p.is_absolute()) p = suite.parent_path() / p;
+  auto paths = SuitePaths(suite);
+  if (!paths) throw OperationError{paths.error()};
+  for (const fs::path& p : *paths) {
     auto t = LoadTaskFile(p);
     if (t) {
       entries.push_back({p, std::move(t).value(), ""});

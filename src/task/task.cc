@@ -50,7 +50,7 @@ Result<Task> LoadTaskFile(const fs::path& path) {
   return t;
 }
 
-Result<std::vector<Task>> LoadSuite(const fs::path& dir_or_list) {
+Result<std::vector<fs::path>> SuitePaths(const fs::path& dir_or_list) {
   std::error_code ec;
   std::vector<fs::path> paths;
   if (fs::is_directory(dir_or_list, ec)) {
@@ -62,23 +62,31 @@ Result<std::vector<Task>> LoadSuite(const fs::path& dir_or_list) {
         paths.push_back(p);
       }
     }
-  } else if (fs::is_regular_file(dir_or_list, ec)) {
-    auto text = ReadFile(dir_or_list);
-    if (!text) return Error::BadInput(text.error().message);
-    std::istringstream in(*text);
-    std::string line;
-    while (std::getline(in, line)) {
-      auto hash = line.find('#');
-      if (hash != std::string::npos) line.resize(hash);
-      line.erase(0, line.find_first_not_of(" \t\r"));
-      line.erase(line.find_last_not_of(" \t\r") + 1);
-      if (line.empty()) continue;
-      fs::path p(line);
-      paths.push_back(p.is_absolute() ? p : dir_or_list.parent_path() / p);
-    }
-  } else {
+    return paths;
+  }
+  if (!fs::is_regular_file(dir_or_list, ec)) {
     return Error::BadInput(fmt::format("suite not found: {}", dir_or_list.string()));
   }
+  auto text = ReadFile(dir_or_list);
+  if (!text) return Error::BadInput(text.error().message);
+  std::istringstream in(*text);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    line.erase(0, line.find_first_not_of(" \t\r"));
+    line.erase(line.find_last_not_of(" \t\r") + 1);
+    if (line.empty()) continue;
+    fs::path p(line);
+    paths.push_back(p.is_absolute() ? p : dir_or_list.parent_path() / p);
+  }
+  return paths;
+}
+
+Result<std::vector<Task>> LoadSuite(const fs::path& dir_or_list) {
+  auto listed = SuitePaths(dir_or_list);
+  if (!listed) return listed.error();
+  const std::vector<fs::path>& paths = *listed;
   std::vector<Task> tasks;
   for (const auto& p : paths) {
     auto t = LoadTaskFile(p);

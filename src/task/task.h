@@ -23,6 +23,12 @@ struct Task {
 // One task file. Missing or unreadable files and non-.py paths are kBadInput.
 Result<Task> LoadTaskFile(const std::filesystem::path& path);
 
+// The paths a suite names, unloaded: a directory's *.py files (recursively,
+// in directory order), or a list file's lines (# comments and blank lines
+// dropped; relative paths against the list's dir). kBadInput when the suite
+// is neither.
+Result<std::vector<std::filesystem::path>> SuitePaths(const std::filesystem::path& dir_or_list);
+
 // A suite: a directory searched recursively for *.py task files (sorted by
 // level, then by the leading problem number, then by name), or a text file
 // listing one path per line (# comments allowed; relative to the list's dir).

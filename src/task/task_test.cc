@@ -69,5 +69,19 @@ TEST(TaskTest, SuiteFromListFile) {
   EXPECT_FALSE(LoadSuite(d / "nothing-here").ok());
 }
 
+TEST(TaskTest, SuitePathsListsWithoutLoading) {
+  fs::path d = Scratch("paths");
+  Write(d / "a.py", "");
+  Write(d / "suite.txt", "# tasks\na.py  # trailing comment\n\n  missing.py\n/abs/c.py\n");
+  auto listed = SuitePaths(d / "suite.txt");
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  // A missing file is still listed: loading it is the caller's business.
+  std::vector<fs::path> expect = {d / "a.py", d / "missing.py", "/abs/c.py"};
+  EXPECT_EQ(*listed, expect);
+  auto none = SuitePaths(d / "nothing-here");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().kind, ErrorKind::kBadInput);
+}
+
 }  // namespace
 }  // namespace kforge
