@@ -850,13 +850,16 @@ void EvaluationRun::TimeWindow(bool with_candidate) {
     }
   }
   std::mt19937_64 rng(opt_.seed ^ 0x5eedULL);
+  // A failure inside the window: the reference's ends the operation, the
+  // candidate's is a failed evaluation (false).
+  auto window_failed = [&](TimedProgram* p, const HarnessError& e, const std::string& while_) {
+    if (p->process == &*ref_) TaskFailed(e);
+    CandidateFailed(while_ + ": " + e.message);
+    return false;
+  };
   auto sample = [&](TimedProgram* p) -> bool {
     auto s = p->process->Sample(p->name, p->calls, RunTimeout());
-    if (auto* e = std::get_if<HarnessError>(&s)) {
-      if (p->process == &*ref_) TaskFailed(*e);
-      CandidateFailed("while timed: " + e->message);
-      return false;
-    }
+    if (auto* e = std::get_if<HarnessError>(&s)) return window_failed(p, *e, "while timed");
     p->host_ms.push_back(std::get<SampleTiming>(s).host_ms);
     p->event_ms.push_back(std::get<SampleTiming>(s).event_ms);
     return true;
@@ -896,9 +899,7 @@ void EvaluationRun::TimeWindow(bool with_candidate) {
   auto relocate_for = [&](TimedProgram* p) -> bool {
     auto reply = p->process->Call({{"cmd", "relocate"}, {"seed", rng()}}, RunTimeout());
     if (auto* e = std::get_if<HarnessError>(&reply)) {
-      if (p->process == &*ref_) TaskFailed(*e);
-      CandidateFailed("while relocating timed inputs: " + e->message);
-      return false;
+      return window_failed(p, *e, "while relocating timed inputs");
     }
     (std::get<json>(reply).value("moved", false) ? relocations : relocations_skipped)++;
     return true;
