@@ -2,6 +2,7 @@
 # Device checks for issue 2 (kforge eval on an H100). Run from the repo root on
 # the device machine with the KernelBench problems copied to .devcarry/kernelbench.
 #   bash bench/device/issue2_eval.sh env|refs1|refs2|refs3|fixtures|failures|some LEVEL NAME...
+#   bash bench/device/issue2_eval.sh pin_ab ROUNDS LEVEL NAME   (eval.timing.pin_cpus off/on, alternating)
 # Writes JSON lines to $OUT (or bench/results/issue2 when OUT is unset).
 # EVAL_SET adds settings, e.g. EVAL_SET="--set eval.timing.compile=false"
 # (reference-as-candidate runs use the evaluator's defaults otherwise).
@@ -17,7 +18,10 @@ L1=(1_Square_matrix_multiplication_ 7_Matmul_with_small_K_dimension_ 9_Tall_skin
     54_conv_standard_3D__square_input__square_kernel 66_conv_standard_3D__asymmetric_input__asymmetric_kernel
     88_MinGPTNewGelu 95_CrossEntropyLoss)
 L2=(12_Gemm_Multiply_LeakyReLU 14_Gemm_Divide_Sum_Scaling 18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp
-    23_Conv3d_GroupNorm_Mean 29_Matmul_Mish_Mish)
+    4_Conv2d_Mish_Mish 29_Matmul_Mish_Mish)
+# (L2 23_Conv3d_GroupNorm_Mean was in this list: issue 3's scan found it
+# degenerate, its output the same for every input, so kforge times no
+# candidate for it; 4_Conv2d_Mish_Mish took its place.)
 
 ref_as_candidate() {  # level name
   local task=$KB/$1/$2.py cand=/dev/shm/cands/$1_$2.py
@@ -40,6 +44,12 @@ case "${1:-env}" in
   refs1) for t in "${L1[@]:0:5}"; do ref_as_candidate level1 "$t"; done ;;
   refs2) for t in "${L1[@]:5:5}"; do ref_as_candidate level1 "$t"; done ;;
   refs3) for t in "${L2[@]}"; do ref_as_candidate level2 "$t"; done ;;
+  pin_ab) rounds=$2 level=$3 name=$4
+    for ((i = 0; i < rounds; i++)); do
+      for pin in false true; do
+        EVAL_SET="--set eval.timing.pin_cpus=$pin" ref_as_candidate "$level" "$name"
+      done
+    done ;;
   some) level=$2; shift 2; for t in "$@"; do ref_as_candidate "$level" "$t"; done ;;
   rest) for t in "${L1[@]:1:2}" "${L1[@]:5:5}"; do ref_as_candidate level1 "$t"; done
         for t in "${L2[@]}"; do ref_as_candidate level2 "$t"; done ;;

@@ -13,7 +13,7 @@ import torch
 from . import runtime_checks
 from .channel import Channel
 from .common import DTYPES, build_model
-from .device import Device
+from .device import Device, ProcessPinning
 from .task_loader import TaskError, describe_exception, import_file, load_task
 from .tensors import fingerprint, load_tensors, save_tensors, to_list
 from .timing import SampleServer
@@ -38,13 +38,12 @@ class CandidateHost:
         self.retained = []   # (trial, outputs, fingerprints) for the later-mutation check
         self.threads_after = []
         self.server = None
+        self.pinning = ProcessPinning()
         self.dtype = None
         self.seen_input_ptrs = set()  # every fresh trial's inputs get unseen addresses
 
     def cmd_load(self, msg):
         self.device = Device(msg["device"], msg.get("index", 0))
-        # Before any candidate code runs and before torch starts its threads.
-        cpus = self.device.pin_to_local_cpus() if msg.get("pin_cpus") else None
         self.server = SampleServer(self.ch, self.device)
         self.dtype = DTYPES.get(msg.get("dtype") or "", None)
         torch.set_grad_enabled(False)
@@ -64,7 +63,7 @@ class CandidateHost:
         except TaskError as exc:
             raise CandidateError(str(exc)) from None
         self.device.sync()
-        return {"ok": True, "compile_seconds": compile_seconds, "cpus": cpus,
+        return {"ok": True, "compile_seconds": compile_seconds,
                 "identity_changed": runtime_checks.changed(self.identity),
                 "threads": runtime_checks.thread_counts()}
 
@@ -153,6 +152,9 @@ class CandidateHost:
 
     def cmd_relocate(self, msg):
         return {"ok": True, "moved": self.server.relocate(msg["seed"])}
+
+    def cmd_pin(self, msg):
+        return {"ok": True, "cpus": self.pinning.apply(msg.get("cpus"))}
 
     def cmd_dump_timed(self, msg):
         out = self.server.last_outputs.get("candidate")

@@ -84,35 +84,22 @@ class Device:
         if self._persist_reset is not None:
             self._persist_reset()
 
-    def pin_to_local_cpus(self):
-        """Binds this process to the CPUs the GPU's PCI slot reports as local
-        (sysfs local_cpulist), within the CPUs it may use. kforge asks both
-        harness processes to do it, so that launch and synchronisation costs
-        come from the same cores in both. Returns the CPUs, or None where there
-        is nothing to read or nothing in common (the affinity is unchanged)."""
-        if self.kind != "cuda" or not hasattr(os, "sched_setaffinity"):
+    def pci_slot(self):
+        """The GPU's PCI address as sysfs names it ("0000:00:06.0"), or None."""
+        if self.kind != "cuda":
             return None
         props = torch.cuda.get_device_properties(self.index)
         bus = getattr(props, "pci_bus_id", None)
         if bus is None:
             return None
-        slot = (f"{getattr(props, 'pci_domain_id', 0):04x}:{bus:02x}:"
+        return (f"{getattr(props, 'pci_domain_id', 0):04x}:{bus:02x}:"
                 f"{getattr(props, 'pci_device_id', 0):02x}.0")
-        try:
-            with open(f"/sys/bus/pci/devices/{slot}/local_cpulist") as f:
-                local = parse_cpulist(f.read())
-        except (OSError, ValueError):
-            return None
-        cpus = sorted(local & os.sched_getaffinity(0))
-        if not cpus:
-            return None
-        os.sched_setaffinity(0, cpus)
-        return cpus
 
     def info(self):
         return {"kind": self.kind, "name": self.name, "index": self.index,
                 "cache_bytes": self.cache_bytes, "sm_count": self.sm_count,
-                "capability": self.capability, "torch_version": torch.__version__}
+                "capability": self.capability, "torch_version": torch.__version__,
+                "pci_slot": self.pci_slot()}
 
     def measure_ceilings(self, dtype=torch.float32):
         """Measured memory bandwidth (bytes/s) and matrix throughput (FLOP/s)."""
@@ -153,15 +140,49 @@ def _cpu_name():
     return "cpu"
 
 
-def parse_cpulist(text):
-    """'0-3,8,10-11' -> {0, 1, 2, 3, 8, 10, 11} (the sysfs cpulist format)."""
-    cpus = set()
-    for part in text.strip().split(","):
-        if not part:
-            continue
-        lo, _, hi = part.partition("-")
-        cpus.update(range(int(lo), int(hi or lo) + 1))
-    return cpus
+class ProcessPinning:
+    """Binds every thread of this process to the CPUs kforge names, and puts
+    the original masks back on request. kforge decides where (see
+    src/eval/cpu_placement.h); this only carries it out. Threads started
+    while bound inherit the binding."""
+
+    def __init__(self):
+        self._saved = None   # tid -> mask, from before the first binding
+
+    @staticmethod
+    def _threads():
+        try:
+            return [int(t) for t in os.listdir("/proc/self/task")]
+        except OSError:
+            return [0]
+
+    def apply(self, cpus):
+        """cpus: a list to bind to, or None to restore. Returns the calling
+        thread's mask afterwards (sorted), or None where affinity is not
+        supported."""
+        if not hasattr(os, "sched_setaffinity"):
+            return None
+        if cpus is None:
+            for tid, mask in (self._saved or {}).items():
+                try:
+                    os.sched_setaffinity(tid, mask)
+                except OSError:
+                    pass   # the thread has ended
+            self._saved = None
+            return sorted(os.sched_getaffinity(0))
+        if self._saved is None:
+            self._saved = {}
+            for tid in self._threads():
+                try:
+                    self._saved[tid] = os.sched_getaffinity(tid)
+                except OSError:
+                    pass
+        for tid in self._threads():
+            try:
+                os.sched_setaffinity(tid, cpus)
+            except OSError:
+                pass
+        return sorted(os.sched_getaffinity(0))
 
 
 def _persisting_l2_reset():

@@ -13,7 +13,7 @@ import torch
 from . import compare, runtime_checks
 from .channel import Channel
 from .common import DTYPES, build_model, make_inputs, make_variant_inputs
-from .device import Device
+from .device import Device, ProcessPinning
 from .task_loader import TaskError, describe_exception, load_task
 from .tensors import fingerprint, load_tensors, save_tensors, to_list
 from .timing import SampleServer
@@ -41,13 +41,12 @@ class Reference:
         self.dtype = None
         self.trials = {}   # trial -> {"inputs": [...], "outputs": [...]}
         self.server = None
+        self.pinning = ProcessPinning()
         self.compiled = None
 
     # -- commands ---------------------------------------------------------
     def cmd_load(self, msg):
         self.device = Device(msg["device"], msg.get("index", 0))
-        # Before any candidate code runs and before torch starts its threads.
-        cpus = self.device.pin_to_local_cpus() if msg.get("pin_cpus") else None
         self.server = SampleServer(self.ch, self.device)
         self.dtype = DTYPES.get(msg.get("dtype") or "", None)
         torch.set_grad_enabled(False)
@@ -55,7 +54,7 @@ class Reference:
         self.model = build_model(self.task.Model, self.task, msg["seed"], self.device.torch_device,
                                  self.dtype, "Model")
         n_params = sum(p.numel() for p in self.model.parameters())
-        return {"ok": True, "device": self.device.info(), "parameters": n_params, "cpus": cpus}
+        return {"ok": True, "device": self.device.info(), "parameters": n_params}
 
     def cmd_trial(self, msg):
         k = msg["trial"]
@@ -191,6 +190,9 @@ class Reference:
 
     def cmd_relocate(self, msg):
         return {"ok": True, "moved": self.server.relocate(msg["seed"])}
+
+    def cmd_pin(self, msg):
+        return {"ok": True, "cpus": self.pinning.apply(msg.get("cpus"))}
 
     def cmd_arm(self, msg):
         self.server.handle_arm(msg["program"])

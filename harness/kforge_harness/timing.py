@@ -4,8 +4,8 @@ go→done, so any work on any stream falls inside it.
 
 On a GPU one sample is CALLS rounds of: flush L2, synchronise the whole device,
 record a start event, run the program, record an end event, synchronise the
-whole device. kforge subtracts the same rounds run with `noop` (no program)
-and divides by CALLS; several calls per sample spread the fixed handshake cost
+whole device. kforge subtracts the same rounds run with `noop` (no program,
+in the reference process) and divides by CALLS; several calls per sample spread the fixed handshake cost
 and its jitter over short programs. Both synchronisations are device-wide on
 purpose: work the program leaves on another stream can neither overlap the
 flush nor the next call, so all of it is inside its own call. (Letting the

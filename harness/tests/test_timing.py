@@ -71,27 +71,31 @@ def test_relocate_moves_the_flush_buffer_and_forgets_last_outputs():
     assert server.last_outputs == {}
 
 
-def test_parse_cpulist():
-    from kforge_harness.device import parse_cpulist
-    assert parse_cpulist("0-3,8,10-11\n") == {0, 1, 2, 3, 8, 10, 11}
-    assert parse_cpulist("5") == {5}
-    assert parse_cpulist("") == set()
-
-
-def test_pinning_is_a_no_op_on_cpu():
+def test_pinning_binds_every_thread_and_restores():
     import os
+    import threading
+    from kforge_harness.device import ProcessPinning
     before = os.sched_getaffinity(0)
-    assert Device("cpu").pin_to_local_cpus() is None
-    assert os.sched_getaffinity(0) == before
+    target = max(before)
+    started = threading.Event()
+    stop = threading.Event()
+    tids = []
 
+    def idle():
+        tids.append(threading.get_native_id())
+        started.set()
+        stop.wait()
 
-@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
-def test_pinning_binds_to_gpu_local_cpus_when_sysfs_says():
-    import os
-    before = os.sched_getaffinity(0)
+    t = threading.Thread(target=idle)
+    t.start()
+    started.wait()
     try:
-        cpus = Device("cuda").pin_to_local_cpus()
-        if cpus is not None:
-            assert set(cpus) == os.sched_getaffinity(0) and set(cpus) <= before
+        pinning = ProcessPinning()
+        assert pinning.apply([target]) == [target]
+        assert os.sched_getaffinity(tids[0]) == {target}
+        assert pinning.apply(None) == sorted(before)
+        assert os.sched_getaffinity(tids[0]) == before
     finally:
+        stop.set()
+        t.join()
         os.sched_setaffinity(0, before)

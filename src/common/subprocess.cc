@@ -331,6 +331,14 @@ bool ChildProcess::TryReap(bool block) {
   return true;
 }
 
+void ChildProcess::Pause() {
+  if (pid_ > 0) ::kill(-pid_, SIGSTOP);
+}
+
+void ChildProcess::Resume() {
+  if (pid_ > 0) ::kill(-pid_, SIGCONT);
+}
+
 ExitInfo ChildProcess::Kill() {
   if (pid_ > 0) {
     // The group holds the child and anything it started (compilers, threads

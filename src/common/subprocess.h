@@ -77,6 +77,11 @@ class ChildProcess {
 
   // Polls the child's resident set size (for rss_limit_bytes); true if over.
   bool OverMemoryLimit() const;
+  // SIGSTOP / SIGCONT to the whole process group: nothing in it runs in
+  // between. (Should kforge die meanwhile, the orphaned group gets SIGCONT
+  // from the kernel.)
+  void Pause();
+  void Resume();
   // SIGKILL to the whole process group, then reap. Idempotent.
   ExitInfo Kill();
   // Waits for a natural exit until deadline, else kills.

@@ -5,7 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
+#include <utility>
 
 namespace kforge {
 namespace {
@@ -37,19 +39,31 @@ TEST(ChildProcessTest, ReadTimesOutOnSilentChild) {
   EXPECT_EQ(info.signal, SIGKILL);
 }
 
-TEST(ChildProcessTest, KillTakesTheWholeGroup) {
+// A `sh -c` child that starts a `sleep 60` grandchild in its process group,
+// says "ready" on the control channel, then runs `rest`. The child, once it
+// is ready, and the grandchild's pid (0 when anything failed).
+std::pair<std::optional<ChildProcess>, pid_t> SpawnWithGrandchild(const std::string& name,
+                                                                  const std::string& rest) {
   auto dir = std::filesystem::temp_directory_path() / "kforge-subprocess-test";
   std::filesystem::create_directories(dir);
-  auto pidfile = dir / "grandchild.pid";
+  auto pidfile = dir / (name + ".pid");
   std::filesystem::remove(pidfile);
   SpawnSpec spec;
-  spec.argv = {"sh", "-c", "sleep 60 & echo $! > " + pidfile.string() + "; echo ready >&4; wait"};
+  spec.argv = {"sh", "-c",
+               "sleep 60 & echo $! > " + pidfile.string() + "; echo ready >&4; " + rest};
   auto child = ChildProcess::Spawn(spec);
-  ASSERT_TRUE(child.ok());
-  ASSERT_TRUE(child->ReadLine(std::chrono::steady_clock::now() + 5s).ok());
+  if (!child.ok() || !child->ReadLine(std::chrono::steady_clock::now() + 5s).ok()) {
+    return {std::nullopt, 0};
+  }
   std::ifstream in(pidfile);
   pid_t grandchild = 0;
   in >> grandchild;
+  return {std::move(child).value(), grandchild};
+}
+
+TEST(ChildProcessTest, KillTakesTheWholeGroup) {
+  auto [child, grandchild] = SpawnWithGrandchild("grandchild", "wait");
+  ASSERT_TRUE(child.has_value());
   ASSERT_GT(grandchild, 0);
   child->Kill();
   // The grandchild was in the same group: it must be gone (or a zombie being reaped by init).
@@ -65,6 +79,46 @@ TEST(ChildProcessTest, KillTakesTheWholeGroup) {
     std::this_thread::sleep_for(10ms);
   }
   EXPECT_TRUE(gone);
+}
+
+// The state letter of /proc/PID/stat ('S', 'R', 'T' for stopped, ...).
+char ProcState(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string s;
+  std::getline(stat, s);
+  auto close = s.rfind(") ");
+  return close == std::string::npos ? '?' : s[close + 2];
+}
+
+// Waits up to a second for `pid` to reach (or leave) the stopped state.
+bool WaitStopped(pid_t pid, bool stopped) {
+  for (int i = 0; i < 100; ++i) {
+    if ((ProcState(pid) == 'T') == stopped) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+TEST(ChildProcessTest, PauseStopsTheWholeGroupUntilResume) {
+  auto [child, grandchild] =
+      SpawnWithGrandchild("paused-grandchild", "while read l <&3; do echo \"got $l\" >&4; done");
+  ASSERT_TRUE(child.has_value());
+  ASSERT_GT(grandchild, 0);
+
+  child->Pause();
+  EXPECT_TRUE(WaitStopped(child->pid(), true));
+  EXPECT_TRUE(WaitStopped(grandchild, true));
+  // A stopped child answers nothing; the line waits in the pipe.
+  ASSERT_TRUE(child->SendLine("while paused").ok());
+  EXPECT_FALSE(child->ReadLine(std::chrono::steady_clock::now() + 200ms).ok());
+
+  child->Resume();
+  EXPECT_TRUE(WaitStopped(child->pid(), false));
+  EXPECT_TRUE(WaitStopped(grandchild, false));
+  auto line = child->ReadLine(std::chrono::steady_clock::now() + 5s);
+  ASSERT_TRUE(line.ok()) << line.error().message;
+  EXPECT_EQ(*line, "got while paused");
+  child->Kill();
 }
 
 TEST(ChildProcessTest, MissingProgramIsAnError) {

@@ -48,10 +48,10 @@ struct EvalOptions {
   // (through the allocator) outputs to new addresses, so no process keeps
   // one lucky or unlucky placement for the whole window.
   bool relocate_between_batches = true;
-  // GPU: bind both harness processes to the CPUs local to the GPU (sysfs
-  // local_cpulist), so launch and sync latency come from the same cores.
-  // Off until measured on the device (issue 2's L1 12 spread).
-  bool pin_gpu_local_cpus = false;
+  // GPU: for the timing window, both harness processes share one CPU local
+  // to the GPU and kforge's timer thread takes another (cpu_placement.h),
+  // so a launch and a synchronisation cost the same in both processes.
+  bool pin_cpus = true;
   bool time_compile = true;
 
   // Sandbox.

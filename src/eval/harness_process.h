@@ -62,6 +62,12 @@ class HarnessProcess {
   std::variant<SampleTiming, HarnessError> Sample(const std::string& program, int calls,
                                                   std::chrono::milliseconds timeout);
 
+  // Stops every process of the harness's group (its threads and anything it
+  // started) until Thaw(). Only between calls: a frozen process answers
+  // nothing.
+  void Freeze() { child_.Pause(); }
+  void Thaw() { child_.Resume(); }
+
   bool alive() const { return alive_; }
   bool network_isolated() const { return child_.network_isolated(); }
   // Tail of the process's stderr log, for failure reports.

@@ -1,10 +1,13 @@
 """End-to-end `kforge eval --device cpu` on the bundled example tasks."""
 import json
+import os
+import pathlib
 import subprocess
+import time
 
 import torch
 
-from conftest import EXAMPLES, FAST, FIXTURES, eval_json
+from conftest import EXAMPLES, FAST, FIXTURES, ROOT, eval_json
 
 TASK = EXAMPLES / "tasks" / "fused_bias_relu6_scale.py"
 
@@ -120,3 +123,46 @@ def test_config_show_masks_nothing_secret_and_lists_keys(kforge):
     assert p.returncode == 0
     j = json.loads(p.stdout)
     assert j["eval.trials"] == "5"
+
+
+
+def _harness_states(role):
+    """State letters ('S', 'R', 'T' when stopped) of every running harness
+    process of the given role."""
+    states = []
+    for proc in pathlib.Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes().split(b"\0")
+            stat = (proc / "stat").read_text()
+        except OSError:
+            continue
+        if f"kforge_harness.{role}".encode() in cmd:
+            states.append(stat[stat.rindex(") ") + 2])
+    return states
+
+
+def test_candidate_process_is_frozen_while_the_reference_is_timed(kforge_env):
+    # Whatever the candidate left running (a thread, a child) must not compete
+    # with the reference while the reference is timed: kforge stops the
+    # candidate's whole process group during the reference's batches. Seen
+    # from outside: the candidate harness in state T, the reference never.
+    binary = os.environ.get("KFORGE_BIN", str(ROOT / "build" / "kforge"))
+    proc = subprocess.Popen(
+        [binary, "eval", "--task", str(TASK), "--candidate",
+         str(EXAMPLES / "candidates" / "fused_bias_relu6_scale_reference.py"), "--device", "cpu",
+         "--json", "--policy", "any", *FAST],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=kforge_env)
+    seen = {"candidate": set(), "reference": set()}
+    while proc.poll() is None:
+        for role in seen:
+            seen[role].update(_harness_states(role))
+        time.sleep(0.002)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err
+    r = json.loads(out)
+    assert r["accepted"] is True, r
+    assert r["extra"]["candidate_frozen_during_reference"] is True
+    assert "T" in seen["candidate"], seen
+    assert "T" not in seen["reference"], seen
