@@ -45,5 +45,6 @@ void AddReportCommand(CLI::App& root, CommandTable& table);
 void AddProfileCommand(CLI::App& root, CommandTable& table);
 void AddKbCommand(CLI::App& root, CommandTable& table);
 void AddBaselineCommand(CLI::App& root, CommandTable& table);
+void AddBenchCommand(CLI::App& root, CommandTable& table);
 
 }  // namespace kforge::cli

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   kforge::cli::AddProfileCommand(app, table);
   kforge::cli::AddKbCommand(app, table);
   kforge::cli::AddBaselineCommand(app, table);
+  kforge::cli::AddBenchCommand(app, table);
 
   try {
     app.parse(argc, argv);

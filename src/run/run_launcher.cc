@@ -200,21 +200,33 @@ std::vector<int> PickGpus(const DeviceInfo& device, int gpu, int64_t workers) {
 
 }  // namespace
 
-Result<RunEnd> StartOptimize(Store& store, OptimizeRequest request, const StopRequest& stop,
-                             ProgressReporter& progress) {
+Result<DeviceInfo> CheckOptimizeRequest(const OptimizeRequest& request) {
   if (Status st = CheckRequest(request); !st) return st.error();
-  auto task = LoadTaskFile(request.task_path);
-  if (!task) return task.error();
   std::string spec =
       request.llm_spec.empty() ? request.config.GetString("llm.spec") : request.llm_spec;
   if (spec.empty()) {
     return Error::BadInput("no model given: pass --llm SPEC or set the config key llm.spec");
   }
+  if (auto settings = llm::LlmSettings::FromConfig(request.config); !settings) {
+    return settings.error();
+  }
   if (auto loop_options = LoopOptionsFromConfig(request.config); !loop_options) {
     return loop_options.error();
   }
-  auto device = ProbeDevice(request.device, request.gpu);
+  if (auto templates = search::PromptTemplates::Load(search::PromptsDir()); !templates) {
+    return templates.error();
+  }
+  return ProbeDevice(request.device, request.gpu);
+}
+
+Result<RunEnd> StartOptimize(Store& store, OptimizeRequest request, const StopRequest& stop,
+                             ProgressReporter& progress) {
+  auto device = CheckOptimizeRequest(request);
   if (!device) return device.error();
+  auto task = LoadTaskFile(request.task_path);
+  if (!task) return task.error();
+  std::string spec =
+      request.llm_spec.empty() ? request.config.GetString("llm.spec") : request.llm_spec;
 
   PreparedRun p;
   p.task = std::move(task).value();
@@ -260,6 +272,7 @@ Result<RunEnd> StartOptimize(Store& store, OptimizeRequest request, const StopRe
     RemoveScratch(p.scratch);
     return LockedIsBadInput(created.error());
   }
+  if (request.on_created) request.on_created(p.run.id);
   auto end = Execute(store, p, /*resumed=*/false, parts, stop, progress);
   if (!end) {
     RemoveScratch(p.scratch);

@@ -9,11 +9,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "common/config.h"
 #include "common/result.h"
+#include "run/device_probe.h"
 #include "run/optimize_loop.h"
 #include "run/progress.h"
 #include "run/stop_request.h"
@@ -32,6 +34,9 @@ struct OptimizeRequest {
   std::string policy = "strict";
   uint64_t seed = 0;
   Config config;  // every module's keys registered; budget flags already applied
+  // Called once the run is recorded, before its first evaluation, so that a
+  // caller (a bench) can note the run's id before anything can go wrong.
+  std::function<void(const std::string& run_id)> on_created;
 };
 
 struct ResumeRequest {
@@ -50,6 +55,11 @@ struct RunEnd {
 // failed) is in RunEnd. When outcome.abandoned, threads are still running
 // and the objects they use are deliberately kept alive: the caller must end
 // the process (std::_Exit) without destroying the store.
+// What StartOptimize checks of a request that names no task yet: flags,
+// model spec, LLM settings, loop options, strategy, prompt templates and the
+// device. A bench checks once, before it records anything.
+Result<DeviceInfo> CheckOptimizeRequest(const OptimizeRequest& request);
+
 Result<RunEnd> StartOptimize(Store& store, OptimizeRequest request, const StopRequest& stop,
                              ProgressReporter& progress);
 Result<RunEnd> ResumeRun(Store& store, const ResumeRequest& request, const StopRequest& stop,
