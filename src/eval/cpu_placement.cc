@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <vector>
@@ -32,13 +33,10 @@ bool BindCallingThread(const std::set<int>& cpus) {
   return ::pthread_setaffinity_np(::pthread_self(), sizeof(mask), &mask) == 0;
 }
 
-// The highest CPU of `pool` that is not in `avoid` and not CPU 0, else CPU 0
-// if allowed; -1 when none.
-int Pick(const std::set<int>& pool, const std::set<int>& avoid) {
-  for (auto it = pool.rbegin(); it != pool.rend(); ++it) {
-    if (*it != 0 && !avoid.contains(*it)) return *it;
-  }
-  return pool.contains(0) && !avoid.contains(0) ? 0 : -1;
+// `pool` highest first, so CPU 0 (where interrupts and housekeeping land
+// first) comes last.
+std::vector<int> PreferenceOrder(const std::set<int>& pool) {
+  return std::vector<int>(pool.rbegin(), pool.rend());
 }
 
 }  // namespace
@@ -90,8 +88,8 @@ std::set<int> AllowedCpus() {
   return FromMask(mask);
 }
 
-Result<CpuPlacement> PlanCpuPlacement(const std::set<int>& allowed,
-                                      const std::set<int>& gpu_local) {
+Result<CpuPlacement> PlanCpuPlacement(const std::set<int>& allowed, const std::set<int>& gpu_local,
+                                      int gpu_index) {
   if (allowed.size() < 2) {
     return Error::NotFound("fewer than two CPUs to run on: nothing to separate");
   }
@@ -99,13 +97,24 @@ Result<CpuPlacement> PlanCpuPlacement(const std::set<int>& allowed,
   for (int c : gpu_local) {
     if (allowed.contains(c)) local.insert(c);
   }
-  const std::set<int>& first_pool = local.empty() ? allowed : local;
+  std::vector<int> order = PreferenceOrder(local.empty() ? allowed : local);
   CpuPlacement p;
-  p.harness_cpu = Pick(first_pool, {});
-  // The timer's core matters less than the harness's: a local one if there
-  // is another, else any other allowed CPU.
-  p.timer_cpu = Pick(first_pool, {p.harness_cpu});
-  if (p.timer_cpu < 0) p.timer_cpu = Pick(allowed, {p.harness_cpu});
+  if (order.size() >= 2) {
+    // Each GPU of the host its own pair while there are CPUs enough, so that
+    // windows on several GPUs at once do not share a CPU.
+    const size_t slot = 2 * static_cast<size_t>(std::max(gpu_index, 0));
+    p.harness_cpu = order[slot % order.size()];
+    p.timer_cpu = order[(slot + 1) % order.size()];
+    return p;
+  }
+  // One local CPU: the timer, which matters less, goes anywhere else.
+  p.harness_cpu = order.front();
+  for (int c : PreferenceOrder(allowed)) {
+    if (c != p.harness_cpu) {
+      p.timer_cpu = c;
+      break;
+    }
+  }
   return p;
 }
 

@@ -37,11 +37,14 @@ std::optional<std::set<int>> ReadGpuLocalCpus(const std::filesystem::path& sysfs
 // The CPUs this process may run on (its affinity mask).
 std::set<int> AllowedCpus();
 
-// Chooses the two CPUs among `allowed`, preferring the GPU's local ones and
-// keeping off CPU 0 (interrupts and housekeeping land there first) while
-// others remain. An error says why no placement is possible (fewer than two
-// CPUs).
-Result<CpuPlacement> PlanCpuPlacement(const std::set<int>& allowed, const std::set<int>& gpu_local);
+// Chooses the two CPUs among `allowed` for the window of GPU `gpu_index`,
+// preferring the GPU's local ones, highest first and CPU 0 last (interrupts
+// and housekeeping land there first). GPU k takes the (2k+1)-th and (2k+2)-th
+// of that order, so that windows on several GPUs at once keep apart while
+// there are CPUs enough. An error says why no placement is possible (fewer
+// than two CPUs).
+Result<CpuPlacement> PlanCpuPlacement(const std::set<int>& allowed, const std::set<int>& gpu_local,
+                                      int gpu_index);
 
 // Binds the calling thread to one CPU for its lifetime and restores the
 // previous mask after. `ok()` is false where the kernel refused.

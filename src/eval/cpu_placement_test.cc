@@ -39,33 +39,50 @@ TEST(ReadGpuLocalCpus, ReadsTheSlotsFile) {
 }
 
 TEST(PlanCpuPlacement, TwoLocalCpusAwayFromCpuZero) {
-  auto p = PlanCpuPlacement({0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 2, 3});
+  auto p = PlanCpuPlacement({0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 2, 3}, 0);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p.value().harness_cpu, 3);
   EXPECT_EQ(p.value().timer_cpu, 2);
 }
 
 TEST(PlanCpuPlacement, TimerLeavesTheLocalSetWhenItHasOneCpu) {
-  auto p = PlanCpuPlacement({0, 1, 2, 3}, {2});
+  auto p = PlanCpuPlacement({0, 1, 2, 3}, {2}, 0);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p.value().harness_cpu, 2);
   EXPECT_EQ(p.value().timer_cpu, 3);
 }
 
 TEST(PlanCpuPlacement, UnknownLocalityUsesAllowedCpus) {
-  auto p = PlanCpuPlacement({0, 1}, {});
+  auto p = PlanCpuPlacement({0, 1}, {}, 0);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p.value().harness_cpu, 1);
   EXPECT_EQ(p.value().timer_cpu, 0);
   // Local CPUs outside the mask do not count.
-  auto q = PlanCpuPlacement({4, 5}, {0, 1});
+  auto q = PlanCpuPlacement({4, 5}, {0, 1}, 0);
   ASSERT_TRUE(q.ok());
   EXPECT_EQ(q.value().harness_cpu, 5);
   EXPECT_EQ(q.value().timer_cpu, 4);
 }
 
+TEST(PlanCpuPlacement, EachGpuGetsItsOwnPairWhileCpusLast) {
+  std::set<int> all;
+  for (int c = 0; c < 16; ++c) all.insert(c);
+  std::set<int> used;
+  for (int gpu = 0; gpu < 8; ++gpu) {
+    auto p = PlanCpuPlacement(all, all, gpu);
+    ASSERT_TRUE(p.ok());
+    EXPECT_NE(p.value().harness_cpu, p.value().timer_cpu);
+    EXPECT_TRUE(used.insert(p.value().harness_cpu).second) << gpu;
+    EXPECT_TRUE(used.insert(p.value().timer_cpu).second) << gpu;
+  }
+  EXPECT_EQ(PlanCpuPlacement(all, all, 1).value().harness_cpu, 13);
+  EXPECT_EQ(PlanCpuPlacement(all, all, 7).value().timer_cpu, 0);  // CPU 0 only when needed
+  // A ninth GPU wraps around: sharing is then unavoidable.
+  EXPECT_EQ(PlanCpuPlacement(all, all, 8).value().harness_cpu, 15);
+}
+
 TEST(PlanCpuPlacement, OneCpuIsNoPlacement) {
-  EXPECT_FALSE(PlanCpuPlacement({0}, {0}).ok());
+  EXPECT_FALSE(PlanCpuPlacement({0}, {0}, 0).ok());
 }
 
 TEST(ThreadCpuBinding, BindsAndRestores) {

@@ -833,10 +833,10 @@ class WindowHostState {
   }
 
   // Places the harness processes and this thread; the record for extra.
-  json Place(const std::string& pci_slot) {
+  json Place(const std::string& pci_slot, int gpu_index) {
     std::set<int> allowed = AllowedCpus();
     auto local = ReadGpuLocalCpus("/sys", pci_slot);
-    auto plan = PlanCpuPlacement(allowed, local.value_or(std::set<int>{}));
+    auto plan = PlanCpuPlacement(allowed, local.value_or(std::set<int>{}), gpu_index);
     if (!plan.ok()) return {{"skipped", plan.error().message}};
     json record = {{"harness_cpu", plan->harness_cpu},
                    {"timer_cpu", plan->timer_cpu},
@@ -933,7 +933,7 @@ void EvaluationRun::TimeWindow(bool with_candidate) {
   }
   WindowHostState host(&*ref_, with_candidate ? &*cand_proc_ : nullptr);
   if (opt_.pin_cpus && r_.device_kind == "cuda") {
-    extra_["cpu_placement"] = host.Place(gpu_pci_slot_);
+    extra_["cpu_placement"] = host.Place(gpu_pci_slot_, r_.device_index);
   }
   extra_["candidate_frozen_during_reference"] = with_candidate;
   std::mt19937_64 rng(opt_.seed ^ 0x5eedULL);
