@@ -112,3 +112,30 @@ def test_bad_input_is_one_line_and_exit_2(kforge, llm, tmp_path, args, needle):
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], proc.stderr
+
+
+def test_one_scripted_model_serves_each_task_its_own_replies(kforge, tmp_path):
+    # The fake server's "when" replies let one scripted model answer several tasks
+    # (as the device bench script uses it): each run sees only its task's candidate.
+    import hashlib
+    from test_optimize_cpu import CAND_FUSED, CAND_SLOW, FakeLlm, reply
+    root = tmp_path / "suite"
+    root.mkdir()
+    for name in ("alpha", "beta"):
+        shutil.copy(TASK, root / f"{name}.py")
+    replies = tmp_path / "replies.jsonl"
+    replies.write_text(
+        json.dumps({"when": "Task `alpha`", "text": reply("Fused.", CAND_FUSED)}) + "\n"
+        + json.dumps({"when": "Task `beta`", "text": reply("Slow.", CAND_SLOW)}) + "\n")
+    server = FakeLlm(replies)
+    try:
+        proc = kforge("bench", "--suite", root, "--device", "cpu", "--db", tmp_path / "k.db",
+                      "--iterations", 1, "--llm", server.spec, *FAST, *LLM_FLAGS, "--json")
+    finally:
+        server.close()
+    assert proc.returncode == 0, proc.stderr
+    tasks = {t["task"]: t for t in json.loads(proc.stdout)["tasks"]}
+    for name, source in (("alpha", CAND_FUSED), ("beta", CAND_SLOW)):
+        show = kforge("show", tasks[name]["run_id"], "--db", tmp_path / "k.db", "--json")
+        shas = [e["sha256"] for e in json.loads(show.stdout)["evaluations"]]
+        assert shas == [hashlib.sha256(source.encode()).hexdigest()], name
