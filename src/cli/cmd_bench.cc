@@ -28,6 +28,7 @@
 #include "report/report_json.h"
 #include "report/report_text.h"
 #include "run/run_launcher.h"
+#include "run/run_report.h"
 #include "run/run_store.h"
 #include "run/signal_stop.h"
 
@@ -188,6 +189,8 @@ int RunBench(BenchArgs a) {
   std::atomic<size_t> next{0};
   std::atomic<bool> bad_input{false};
   std::atomic<bool> abandoned{false};
+  // A run that could not start or failed for a reason not the task's own (exit 1).
+  std::atomic<bool> internal_failure{false};
   std::mutex mu;  // guards tasks[i].run_id / outcome / error across workers
   auto work = [&](int gpu) {
     for (;;) {
@@ -240,11 +243,16 @@ int RunBench(BenchArgs a) {
         if (end.error().kind == ErrorKind::kBadInput && t.run_id.empty()) {
           // Not this task's fault alone (a key, the database): stop handing out tasks.
           bad_input = true;
+        } else {
+          internal_failure = true;
         }
         printer.Line(fmt::format("[{}] error: {}", t.name, t.error));
         continue;
       }
       t.outcome = std::string(RunStatusName(end->outcome.status));
+      // A run that failed on its task (a malformed file: exit 2 for `optimize`)
+      // is that task's result; the bench did its job for the rest.
+      if (run::RunExitCode(end->outcome) == 1) internal_failure = true;
       if (end->outcome.abandoned) abandoned = true;
     }
   };
@@ -261,7 +269,7 @@ int RunBench(BenchArgs a) {
   std::map<std::string, const report::TaskOutcome*> by_name;
   for (const auto& o : rep->tasks) by_name[o.task] = &o;
   json list = json::array();
-  int errors = 0;
+
   for (const auto& t : tasks) {
     auto it = by_name.find(t.name);
     json row;
@@ -273,7 +281,6 @@ int RunBench(BenchArgs a) {
     }
     if (!t.error.empty()) {
       row["error"] = t.error;
-      ++errors;
     }
     list.push_back(std::move(row));
   }
@@ -286,11 +293,7 @@ int RunBench(BenchArgs a) {
   }
 
   bool unfinished = false;
-  bool failed = false;
-  for (const auto& row : list) {
-    unfinished = unfinished || row.value("status", "") != "completed";
-    failed = failed || row.value("status", "") == "failed";
-  }
+  for (const auto& row : list) unfinished = unfinished || row.value("status", "") != "completed";
   if (unfinished) {
     printer.Line(
         fmt::format("kforge: continue this bench with: kforge bench --resume {}", bench.id));
@@ -300,7 +303,7 @@ int RunBench(BenchArgs a) {
     code = 2;
   } else if (stop.requested() && run::SignalStop::last_signal() != 0) {
     code = kExitInterrupted;
-  } else if (errors > 0 || failed) {
+  } else if (internal_failure) {
     code = 1;
   }
   if (abandoned) {
