@@ -85,7 +85,7 @@ def main(argv=None):
     lines = ["| level | task | status | eager ms | published | ratio | compile ms | published | ratio |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
-        note = r["status"] if r["status"] in ("measured", "stored") else f"{r['status']}: {r['reason']}"
+        note = r["status"] if r["status"] in ("measured", "stored") or not r.get("reason") else f"{r['status']}: {r['reason']}"
         lines.append(f"| {r['level']} | {r['task']} | {note} | {f(r['eager_ms'])} | "
                      f"{f(r['published_eager_ms'])} | {f(r['eager_ratio'], '.3f')} | "
                      f"{f(r['compile_ms'])} | {f(r['published_compile_ms'])} | "
