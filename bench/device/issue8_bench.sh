@@ -27,7 +27,8 @@ for name in "$@"; do
   python3 - "$KB/$LEVEL/$name.py" "$name" >> "$REPLIES" <<'PY'
 import json, re, sys
 source = re.sub(r"\bModel\b", "ModelNew", open(sys.argv[1]).read())
-text = f"The reference itself, as a baseline candidate.\n\n```python\n{source}```\n"
+# (KernelBench files may lack a final newline; the fence must start a line.)
+text = f"The reference itself, as a baseline candidate.\n\n```python\n{source.rstrip()}\n```\n"
 print(json.dumps({"when": f"Task `{sys.argv[2]}`", "text": text}))
 PY
 done

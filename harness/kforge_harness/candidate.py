@@ -14,6 +14,7 @@ from . import runtime_checks
 from .channel import Channel
 from .common import DTYPES, build_model
 from .device import Device, ProcessPinning
+from .native import NativeLoadError, NativeModel, warm_meta_dispatch
 from .task_loader import TaskError, describe_exception, import_file, load_task
 from .tensors import fingerprint, load_tensors, save_tensors, to_list
 from .timing import SampleServer
@@ -49,23 +50,46 @@ class CandidateHost:
         torch.set_grad_enabled(False)
         task = load_task(msg["task_path"])
         t0 = _perf_counter()
-        try:
-            module = import_file(msg["candidate_path"], "kforge_candidate")
-        except TaskError as exc:
-            raise CandidateError(str(exc)) from None
-        compile_seconds = _perf_counter() - t0
-        cls = getattr(module, "ModelNew", None)
-        if cls is None:
-            raise CandidateError("the candidate defines no 'ModelNew'")
-        try:
-            self.model = build_model(cls, task, msg["seed"], self.device.torch_device, self.dtype,
-                                     "ModelNew")
-        except TaskError as exc:
-            raise CandidateError(str(exc)) from None
+        if msg.get("format") == "native":
+            self.model = self._load_native(msg, task)
+            compile_seconds = _perf_counter() - t0
+        else:
+            try:
+                module = import_file(msg["candidate_path"], "kforge_candidate")
+            except TaskError as exc:
+                raise CandidateError(str(exc)) from None
+            compile_seconds = _perf_counter() - t0
+            cls = getattr(module, "ModelNew", None)
+            if cls is None:
+                raise CandidateError("the candidate defines no 'ModelNew'")
+            try:
+                self.model = build_model(cls, task, msg["seed"], self.device.torch_device,
+                                         self.dtype, "ModelNew")
+            except TaskError as exc:
+                raise CandidateError(str(exc)) from None
         self.device.sync()
         return {"ok": True, "compile_seconds": compile_seconds,
                 "identity_changed": runtime_checks.changed(self.identity),
                 "threads": runtime_checks.thread_counts()}
+
+    def _load_native(self, msg, task):
+        """kforge built the object (nvcc, outside this process); the weights are
+        the reference Model's, built with the same seeded order."""
+        if self.device.kind != "cuda":
+            raise CandidateError("native candidates run on cuda devices only")
+        reference = build_model(task.Model, task, msg["seed"], self.device.torch_device,
+                                self.dtype, "Model")
+        # The output shapes come from running the reference on meta tensors,
+        # and PyTorch's first meta op imports torch._dynamo, which rebinds
+        # torch.manual_seed. Done here, by trusted code, before the object is
+        # loaded; the identity snapshot is taken again afterwards so that
+        # only what the candidate replaces is seen.
+        warm_meta_dispatch(task, reference)
+        self.identity = runtime_checks.snapshot()
+        try:
+            return NativeModel(msg["native_library"], reference)
+        except NativeLoadError as exc:
+            raise CandidateError(str(exc)) from None
 
     def _poison_allocator(self, kind, nbytes):
         """Leave every cached free block the outputs could be placed in full of

@@ -242,6 +242,9 @@ OS_PROCESS = {"fork", "forkpty", "posix_spawn", "posix_spawnp", "spawnl", "spawn
 COMPILE_PATHS = ["torch.compile", "torch._dynamo", "torch._inductor", "torch.compiler",
                  "torch.jit", "torch.fx", "torch.export", "torch._export",
                  "torch.nn.Module.compile"]
+# The one quoted include a native candidate may have (docs/candidate-formats.md).
+NATIVE_ABI_HEADER = "kforge_native.h"
+
 GRAPH_PATHS = ["torch.cuda.CUDAGraph", "torch.cuda.graph", "torch.cuda.graphs",
                "torch.cuda.make_graphed_callables", "torch.cuda.graph_pool_handle"]
 # Calls that return a stream object (whose class can make new streams).
@@ -711,6 +714,8 @@ class CppScanner:
         else:
             self.add("opaque_code", f"#include of a macro-computed header ({arg})", t.line)
             return
+        if self.native and quoted and hdr == NATIVE_ABI_HEADER:
+            return  # the ABI header kforge writes next to the source it builds
         if quoted or hdr.startswith("/") or ".." in hdr:
             self.add("unexpected_import", f'#include "{hdr}" reads a file outside the candidate',
                      t.line)

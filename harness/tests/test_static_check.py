@@ -711,6 +711,11 @@ def test_native_and_cpp_files():
     assert check(cu, fmt="native", filename="c.cu")["findings"] == []
     assert {"unexpected_import"} <= found("#include <ATen/ATen.h>\n" + cu, fmt="native",
                                           filename="c.cu")
+    # The ABI header kforge writes beside the source is the one quoted include allowed.
+    assert check('#include "kforge_native.h"\n' + cu, fmt="native",
+                 filename="c.cu")["findings"] == []
+    assert {"unexpected_import"} <= found('#include "my_kernels.h"\n' + cu, fmt="native",
+                                          filename="c.cu")
     cpp = "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) { return x.exp(); }\n"
     assert found(cpp, fmt="cpp", filename="c.cpp") == {"torch_compute"}
     assert found("import torch\nclass ModelNew: pass\n", fmt="cpp", filename="c.py") == set()

@@ -55,6 +55,9 @@ class CompileCache {
   // max_bytes (keeping `keep`). Returns the keys evicted, oldest first.
   std::vector<std::string> Evict(const std::string& keep = {}) const;
   uint64_t TotalBytes() const;
+  // Where `key`'s entry lives. For outputs that must be built in place (a
+  // torch extension's build files hold their own paths), not published.
+  std::filesystem::path EntryDir(const std::string& key) const;
 
   const std::filesystem::path& root() const { return root_; }
   uint64_t max_bytes() const { return max_bytes_; }
@@ -62,7 +65,6 @@ class CompileCache {
  private:
   CompileCache(std::filesystem::path root, uint64_t max_bytes)
       : root_(std::move(root)), max_bytes_(max_bytes) {}
-  std::filesystem::path EntryDir(const std::string& key) const;
 
   std::filesystem::path root_;
   uint64_t max_bytes_;

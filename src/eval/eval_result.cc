@@ -65,7 +65,10 @@ json EvalResult::ToJson() const {
                  {"torch_version", torch_version}};
   j["policy"] = PolicyName(policy);
   j["compiled"] = compiled;
-  j["compile"] = {{"seconds", compile_seconds}, {"cached", compile_cached}, {"log", compile_log}};
+  j["compile"] = {{"seconds", compile_seconds},
+                  {"cached", compile_cached},
+                  {"log", compile_log},
+                  {"resources", compile_resources}};
   j["correct"] = correct;
   j["correctness"] = {{"trials", trials},
                       {"max_abs_err", max_abs_err},

@@ -39,6 +39,8 @@ struct EvalResult {
   double compile_seconds = 0;
   bool compile_cached = false;
   std::string compile_log;
+  // Native candidates: ptxas's report per kernel (KernelResources::ToJson).
+  nlohmann::json compile_resources = nlohmann::json::array();
 
   bool correct = false;
   int trials = 0;

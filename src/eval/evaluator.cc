@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <random>
 
 #include "common/files.h"
@@ -59,6 +60,13 @@ void RegisterEvalConfig(ConfigSchema& s) {
   s.Add({"eval.sandbox.memory_limit_mb", int64_t{0}, "candidate memory limit (0: half of RAM)"});
   s.Add({"eval.sandbox.isolate_network", d.isolate_network,
          "run candidates in a fresh network namespace"});
+  s.Add({"compile.nvcc", d.nvcc, "CUDA compiler for native (.cu) candidates"});
+  s.Add({"compile.prebuild_extensions", d.prebuild_extensions,
+         "cuda: build KernelBench candidates' load_inline extensions ahead of their timing, "
+         "in parallel, through a cache"});
+  s.Add({"compile.cache_max_mb", int64_t(d.native_cache_max_bytes >> 20),
+         "size cap of each build cache (native objects, torch extensions), least recently used out "
+         "first (0: none)"});
   s.Add({"eval.integrity.suspect_speedup", d.suspect_speedup,
          "speedups above this are marked suspect"});
   s.Add({"eval.integrity.sol_margin", d.sol_margin,
@@ -100,6 +108,13 @@ EvalOptions EvalOptionsFromConfig(const Config& c) {
   o.run_timeout_factor = c.GetDouble("eval.sandbox.run_timeout_factor");
   o.memory_limit_bytes = static_cast<uint64_t>(c.GetInt("eval.sandbox.memory_limit_mb")) << 20;
   o.isolate_network = c.GetBool("eval.sandbox.isolate_network");
+  o.nvcc = c.GetString("compile.nvcc");
+  o.prebuild_extensions = c.GetBool("compile.prebuild_extensions");
+  if (int64_t mb = c.GetInt("compile.cache_max_mb"); mb >= 0) {
+    o.native_cache_max_bytes = static_cast<uint64_t>(mb) << 20;
+  } else {
+    throw OperationError{Error::BadInput("compile.cache_max_mb must be >= 0")};
+  }
   o.suspect_speedup = c.GetDouble("eval.integrity.suspect_speedup");
   o.sol_margin = c.GetDouble("eval.integrity.sol_margin");
   o.side_stream_ratio = c.GetDouble("eval.integrity.side_stream_ratio");
@@ -127,14 +142,17 @@ EvalOptions EvalOptionsFromConfig(const Config& c) {
   return o;
 }
 
-namespace {
-
-uint64_t PhysicalMemoryBytes() {
+uint64_t CandidateMemoryLimit(const EvalOptions& options) {
+  if (options.memory_limit_bytes) return options.memory_limit_bytes;
   long pages = ::sysconf(_SC_PHYS_PAGES);
   long page = ::sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
-                               : (8ULL << 30);
+  uint64_t physical = pages > 0 && page > 0
+                          ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
+                          : (8ULL << 30);
+  return physical / 2;
 }
+
+namespace {
 
 std::chrono::milliseconds Seconds(double s) {
   return std::chrono::milliseconds(static_cast<int64_t>(s * 1000.0));
@@ -208,6 +226,7 @@ class EvaluationRun {
   void StartReference();
   void RunStaticChecks();
   void StartCandidate();
+  bool BuildNative(fs::path* library);
   void RunTrials();
   bool RunCandidateTrial(int k, const json& ref_trial, const fs::path& input_file,
                          const std::optional<int>& reuse, const std::string& poison,
@@ -262,6 +281,7 @@ class EvaluationRun {
   std::optional<HarnessProcess> ref_;
   std::optional<HarnessProcess> cand_proc_;
   std::string gpu_pci_slot_;  // sysfs's name for the GPU, "" when not known
+  std::string capability_;    // "9.0"; "" on the CPU
   StaticReport static_;
   bool static_rejected_ = false;
   double atol_ = 0, rtol_ = 0;
@@ -310,6 +330,7 @@ void EvaluationRun::StartReference() {
   r_.device_name = dev.value("name", "");
   r_.device_index = dev.value("index", 0);
   r_.torch_version = dev.value("torch_version", "");
+  capability_ = dev.value("capability", "");
   gpu_pci_slot_ = dev.value("pci_slot", json(nullptr)).is_string()
                       ? dev["pci_slot"].get<std::string>()
                       : std::string();
@@ -347,7 +368,27 @@ void EvaluationRun::StartCandidate() {
   o.role = HarnessProcess::Role::kCandidate;
   o.scratch_dir = scratch_ / "candidate";
   o.label = "candidate process";
-  uint64_t mem = opt_.memory_limit_bytes ? opt_.memory_limit_bytes : PhysicalMemoryBytes() / 2;
+  double prebuild_seconds = 0;
+  if (cand_.format == CandidateFormat::kKernelBench && opt_.extension_build) {
+    ExtensionPrebuild pb = opt_.extension_build(cand_);
+    if (pb.ok) {
+      prebuild_seconds = pb.seconds;
+      r_.compile_cached = pb.cached;
+      extra_["extension_prebuild"] = {{"seconds", pb.seconds}, {"cached", pb.cached}};
+      if (pb.build_failed) {
+        // The same source fails the same way in the candidate process.
+        r_.compiled = false;
+        r_.compile_seconds = pb.seconds;
+        r_.error = "build/load failed (candidate_error): " + pb.error;
+        r_.compile_log = pb.log;
+        return;
+      }
+      o.env = pb.env;
+    } else {
+      extra_["extension_prebuild"] = {{"error", pb.error}};  // built in the process instead
+    }
+  }
+  uint64_t mem = CandidateMemoryLimit(opt_);
   o.sandbox.rss_limit_bytes = mem;
   o.sandbox.isolate_network = opt_.isolate_network;
   auto p = HarnessProcess::Start(o);
@@ -371,9 +412,28 @@ void EvaluationRun::StartCandidate() {
                {"index", r_.device_index},
                {"seed", TrialSeed(opt_.seed, -1)},
                {"dtype", opt_.dtype ? json(*opt_.dtype) : json(nullptr)}};
+  double build_seconds = 0;
+  if (cand_.format == CandidateFormat::kNative) {
+    // Built here, by kforge's compiler (nvcc only reads the source); the
+    // untrusted process only loads the object, from its own scratch copy.
+    fs::path library;
+    if (!BuildNative(&library)) {
+      cand_proc_->Stop();
+      return;
+    }
+    build_seconds = r_.compile_seconds;
+    fs::path local = o.scratch_dir / "kernel.so";
+    std::error_code ec;
+    fs::copy_file(library, local, fs::copy_options::overwrite_existing, ec);
+    if (ec) {
+      throw OperationError{Error::Internal(fmt::format(
+          "copying {} into the candidate's scratch: {}", library.string(), ec.message()))};
+    }
+    load["native_library"] = local.string();
+  }
   auto t0 = Clock::now();
   auto reply = cand_proc_->Call(load, Seconds(opt_.compile_timeout_s));
-  r_.compile_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  r_.compile_seconds = build_seconds + std::chrono::duration<double>(Clock::now() - t0).count();
   if (auto* e = std::get_if<HarnessError>(&reply)) {
     if (e->failure == HarnessFailure::kBadTask) TaskFailed(*e);
     r_.compiled = false;
@@ -385,12 +445,51 @@ void EvaluationRun::StartCandidate() {
   }
   const json& j = std::get<json>(reply);
   r_.compiled = true;
-  r_.compile_seconds = j.value("compile_seconds", r_.compile_seconds);
-  r_.compile_log = cand_proc_->StderrTail(4000);
+  if (cand_.format == CandidateFormat::kNative) {
+    r_.compile_seconds = build_seconds + j.value("compile_seconds", 0.0);
+  } else {
+    r_.compile_seconds = prebuild_seconds + j.value("compile_seconds", r_.compile_seconds);
+    r_.compile_log = cand_proc_->StderrTail(4000);
+  }
   for (const auto& name : j.value("identity_changed", json::array())) {
     Flag("timer_patched", Severity::kReject,
          fmt::format("importing the candidate replaced {}", name.get<std::string>()));
   }
+}
+
+bool EvaluationRun::BuildNative(fs::path* library) {
+  if (r_.device_kind != "cuda") {
+    r_.compiled = false;
+    r_.error = "native (.cu) candidates run on a cuda device only";
+    return false;
+  }
+  compile::NativeBuildRequest request;
+  request.source = cand_.source;
+  request.arch = NativeArchFor(capability_);
+  compile::NativeBuildResult built;
+  if (opt_.native_build) {
+    built = opt_.native_build(request);
+  } else {
+    auto b = BuildNativeDefault(opt_, request);
+    if (!b) throw OperationError{b.error()};
+    built = std::move(b).value();
+  }
+  constexpr size_t kLogTail = 8000;
+  r_.compile_seconds = built.seconds;
+  r_.compile_cached = built.cache_hit;
+  r_.compile_log =
+      built.log.size() > kLogTail ? built.log.substr(built.log.size() - kLogTail) : built.log;
+  r_.compile_resources = json::array();
+  for (const auto& k : built.resources) r_.compile_resources.push_back(k.ToJson());
+  extra_["native_build"] = {{"key", built.key}, {"arch", request.arch}};
+  if (!built.ok) {
+    r_.compiled = false;
+    r_.error =
+        "nvcc failed: " + (built.error.empty() ? std::string("see compile.log") : built.error);
+    return false;
+  }
+  *library = built.library;
+  return true;
 }
 
 void EvaluationRun::ObserveRun(const json& reply, int k) {
@@ -1264,6 +1363,44 @@ Evaluator::Baseline Evaluator::MeasureBaseline(const Task& task) {
   Baseline b;
   b.result = run.RunBaselineOnly(&b.record);
   return b;
+}
+
+std::string NativeArchFor(const std::string& capability) {
+  auto dot = capability.find('.');
+  if (dot == std::string::npos || dot == 0) return "sm_90a";  // the documented target
+  std::string arch = "sm_" + capability.substr(0, dot) + capability.substr(dot + 1);
+  return arch == "sm_90" ? "sm_90a" : arch;
+}
+
+Result<compile::NativeCompiler> NativeCompilerFor(const EvalOptions& options) {
+  fs::path dir =
+      options.native_cache_dir.empty() ? CacheDir() / "native" : options.native_cache_dir;
+  auto cache = compile::CompileCache::Open(dir, options.native_cache_max_bytes);
+  if (!cache) return cache.error();
+  return compile::NativeCompiler::Create(
+      options.nvcc, std::move(cache).value(),
+      std::chrono::seconds(static_cast<int64_t>(options.compile_timeout_s)));
+}
+
+Result<compile::NativeBuildResult> BuildNativeDefault(const EvalOptions& options,
+                                                      const compile::NativeBuildRequest& request) {
+  // One compiler per (nvcc, cache) for the process: Create runs nvcc --version.
+  static std::mutex mu;
+  static std::map<std::string, compile::NativeCompiler> compilers;
+  std::string id = fmt::format("{}\n{}\n{}", options.nvcc, options.native_cache_dir.string(),
+                               options.native_cache_max_bytes);
+  const compile::NativeCompiler* compiler = nullptr;
+  {
+    std::lock_guard lock(mu);
+    auto it = compilers.find(id);
+    if (it == compilers.end()) {
+      auto c = NativeCompilerFor(options);
+      if (!c) return c.error();
+      it = compilers.emplace(id, std::move(c).value()).first;
+    }
+    compiler = &it->second;
+  }
+  return compiler->Build(request);
 }
 
 }  // namespace kforge

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -11,10 +13,25 @@
 
 #include "candidate/candidate.h"
 #include "common/config.h"
+#include "compile/native_compiler.h"
 #include "eval/eval_result.h"
 #include "task/task.h"
 
 namespace kforge {
+
+// A KernelBench candidate's extensions, built ahead of its evaluation in a
+// sandboxed process with the environment its candidate process will have.
+struct ExtensionPrebuild {
+  bool ok = false;            // the entry can be used (built, or failed to build)
+  bool build_failed = false;  // the extension does not compile: a failed build
+  std::string error;          // why (one line), when !ok or build_failed
+  std::string log;            // the build's output, tail
+  double seconds = 0;         // build time (0 on a hit)
+  bool cached = false;
+  // Environment of the evaluation's candidate process (TORCH_EXTENSIONS_DIR,
+  // TORCH_CUDA_ARCH_LIST): there it finds the build done.
+  std::map<std::string, std::string> env;
+};
 
 struct EvalOptions {
   std::string device = "auto";  // auto | cuda | cpu
@@ -70,8 +87,42 @@ struct EvalOptions {
   std::vector<std::string> input_variants = {"normal", "scaled"};
   double variant_tolerance_factor = 10;
 
+  // Native candidates (.cu): nvcc, and the content-addressed cache of its
+  // builds (default $KFORGE_CACHE_DIR/native; 0 MB: no cap).
+  std::string nvcc = "nvcc";
+  std::filesystem::path native_cache_dir;
+  uint64_t native_cache_max_bytes = compile::CompileCache::kDefaultMaxBytes;
+  // How a native candidate gets built: empty means a NativeCompiler over the
+  // cache above, synchronously; a compile farm passes its own (a build
+  // submitted earlier is then already done or under way).
+  std::function<compile::NativeBuildResult(const compile::NativeBuildRequest&)> native_build;
+  // KernelBench candidates: their load_inline extensions built ahead of time
+  // (ExtensionBuildQueue). Empty: the candidate process builds them itself,
+  // in its own scratch directory.
+  std::function<ExtensionPrebuild(const Candidate&)> extension_build;
+  // Whether runs of many candidates (optimize, bench) build KernelBench
+  // candidates' extensions ahead through an ExtensionBuildQueue (cuda only).
+  bool prebuild_extensions = true;
+
   std::filesystem::path scratch_root;  // default: $TMPDIR/kforge
 };
+
+// The memory a candidate process may use: options.memory_limit_bytes, or
+// half of physical memory when that is 0.
+uint64_t CandidateMemoryLimit(const EvalOptions& options);
+
+// The nvcc target for a CUDA compute capability ("9.0" → sm_90a: on Hopper
+// the arch-specific target unlocks wgmma and TMA; "8.6" → sm_86).
+std::string NativeArchFor(const std::string& capability);
+
+// A NativeCompiler over the options' nvcc and cache (default
+// $KFORGE_CACHE_DIR/native). kBadInput when nvcc cannot be run.
+Result<compile::NativeCompiler> NativeCompilerFor(const EvalOptions& options);
+
+// Builds with a NativeCompiler over the options' cache (created once per
+// process and nvcc). A compiler that cannot be run is kBadInput.
+Result<compile::NativeBuildResult> BuildNativeDefault(const EvalOptions& options,
+                                                      const compile::NativeBuildRequest& request);
 
 void RegisterEvalConfig(ConfigSchema& schema);
 EvalOptions EvalOptionsFromConfig(const Config& config);

@@ -45,6 +45,7 @@ Result<HarnessProcess> HarnessProcess::Start(const Options& options) {
   SpawnSpec spec;
   spec.argv = HarnessArgv(options.role == Role::kReference ? "reference" : "candidate");
   spec.env_set = HarnessEnv();
+  for (const auto& [k, v] : options.env) spec.env_set[k] = v;
   spec.working_dir = options.scratch_dir;
   spec.stdout_path = options.scratch_dir / "stdout.log";
   spec.stderr_path = options.scratch_dir / "stderr.log";

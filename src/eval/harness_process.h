@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -43,6 +44,7 @@ class HarnessProcess {
     std::filesystem::path scratch_dir;
     SandboxOptions sandbox;
     std::string label;  // for messages: "reference process" / "candidate process"
+    std::map<std::string, std::string> env;  // set in the process's environment
   };
 
   static Result<HarnessProcess> Start(const Options& options);

@@ -30,15 +30,21 @@ Result<nlohmann::json> EvaluatorBackend::Evaluate(int worker, const EvaluationRe
     return Error::Internal(fmt::format("no evaluation worker {}", worker));
   }
   Candidate candidate;
-  candidate.path = scratch_dir_ / (request.candidate_id + ".py");
+  candidate.path = scratch_dir_ / (request.candidate_id + (request.native ? ".cu" : ".py"));
   candidate.source = request.source;
   candidate.sha256 = request.sha256;
-  candidate.format =
-      options_.device == "cpu" ? CandidateFormat::kCpp : CandidateFormat::kKernelBench;
+  candidate.format = request.native             ? CandidateFormat::kNative
+                     : options_.device == "cpu" ? CandidateFormat::kCpp
+                                                : CandidateFormat::kKernelBench;
   if (Status st = WriteFileAtomic(candidate.path, candidate.source); !st) return st.error();
 
   EvalOptions options = options_;
   options.gpu = gpus_[static_cast<size_t>(worker)];
+  if (request.native) {
+    if (NativeBuildQueue* queue = NativeQueue()) options.native_build = queue->AsBuildStep();
+  } else if (ExtensionBuildQueue* queue = ExtensionQueue()) {
+    options.extension_build = queue->AsBuildStep();
+  }
   try {
     Evaluator evaluator(options);
     EvalResult result = evaluator.Evaluate(task_, candidate);
@@ -49,6 +55,44 @@ Result<nlohmann::json> EvaluatorBackend::Evaluate(int worker, const EvaluationRe
     return Error::Internal(
         fmt::format("evaluation of candidate {} failed: {}", request.candidate_id, e.what()));
   }
+}
+
+void EvaluatorBackend::Prepare(const EvaluationRequest& request) {
+  if (request.native) {
+    if (NativeBuildQueue* queue = NativeQueue()) queue->Submit(request.source);
+  } else if (ExtensionBuildQueue* queue = ExtensionQueue()) {
+    queue->Submit(request.source);
+  }
+}
+
+std::string EvaluatorBackend::Arch() {
+  // Builds ahead target the first GPU's arch; an evaluation on a GPU of
+  // another arch asks for its own build (a different cache key).
+  if (arch_.empty()) {
+    arch_ = options_.device == "cpu" ? NativeArchFor("") : DetectNativeArch(gpus_[0]);
+  }
+  return arch_;
+}
+
+NativeBuildQueue* EvaluatorBackend::NativeQueue() {
+  std::lock_guard lock(queues_mu_);
+  if (!native_tried_) {
+    native_tried_ = true;
+    auto queue = NativeBuildQueue::Create(options_, Arch(), /*workers=*/0);
+    if (queue) native_queue_ = *queue;
+  }
+  return native_queue_.get();
+}
+
+ExtensionBuildQueue* EvaluatorBackend::ExtensionQueue() {
+  std::lock_guard lock(queues_mu_);
+  if (!extension_tried_) {
+    extension_tried_ = true;
+    if (options_.device == "cpu" || !options_.prebuild_extensions) return nullptr;
+    auto queue = ExtensionBuildQueue::Create(options_, TorchArchListFor(Arch()), /*workers=*/0);
+    if (queue) extension_queue_ = *queue;
+  }
+  return extension_queue_.get();
 }
 
 }  // namespace kforge::run

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@
 
 #include "common/result.h"
 #include "eval/evaluator.h"
+#include "eval/extension_build_queue.h"
+#include "eval/native_build_queue.h"
 #include "task/task.h"
 
 namespace kforge::run {
@@ -23,6 +26,8 @@ struct EvaluationRequest {
   int64_t iteration = 0;
   std::string source;
   std::string sha256;
+  // kernelbench or cpp follow the device; native is a .cu with the C ABI.
+  bool native = false;
 };
 
 class EvaluationBackend {
@@ -34,12 +39,18 @@ class EvaluationBackend {
   // candidate is a result, not an error; an error means the evaluation
   // itself could not be done (bad task: kBadInput; harness failure: other kinds).
   virtual Result<nlohmann::json> Evaluate(int worker, const EvaluationRequest& request) = 0;
+  // Called as soon as a candidate exists, before it waits for a worker: a
+  // backend may start building it (the compile farm runs ahead of the GPU).
+  virtual void Prepare(const EvaluationRequest& request) { (void)request; }
   // What the workers run on, for messages ("cuda:0,1", "cpu").
   virtual std::string Describe() const = 0;
 };
 
 // The Evaluator, one per worker. Candidates are written to
-// `scratch_dir/<candidate id>.py` (the harness imports them from a file).
+// `scratch_dir/<candidate id>.py` (or `.cu`; the harness imports them from a
+// file). Native candidates are built by a NativeBuildQueue from Prepare() on,
+// one compile process per core, while earlier candidates are timed; on cuda,
+// KernelBench candidates' extensions likewise by an ExtensionBuildQueue.
 class EvaluatorBackend : public EvaluationBackend {
  public:
   // `gpus`: one worker per entry on cuda; ignored on cpu (one worker).
@@ -48,9 +59,23 @@ class EvaluatorBackend : public EvaluationBackend {
 
   int workers() const override { return static_cast<int>(gpus_.size()); }
   Result<nlohmann::json> Evaluate(int worker, const EvaluationRequest& request) override;
+  void Prepare(const EvaluationRequest& request) override;
   std::string Describe() const override;
 
  private:
+  // The queue, created on first use; nullptr when nvcc cannot run (each
+  // evaluation then builds on its own, and reports why it cannot).
+  NativeBuildQueue* NativeQueue();
+  // Likewise for KernelBench candidates' extensions (cuda, when
+  // options.prebuild_extensions).
+  ExtensionBuildQueue* ExtensionQueue();
+  std::string Arch();
+
+  std::mutex queues_mu_;
+  bool native_tried_ = false, extension_tried_ = false;
+  std::string arch_;
+  std::shared_ptr<NativeBuildQueue> native_queue_;
+  std::shared_ptr<ExtensionBuildQueue> extension_queue_;
   Task task_;
   EvalOptions options_;
   std::vector<int> gpus_;

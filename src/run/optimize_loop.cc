@@ -148,6 +148,7 @@ Status OptimizeLoop::Rebuild() {
     if (!enqueued) return enqueued.error();
     awaiting_[c.iteration] = std::nullopt;
     queue_.push_back(c.id);
+    backend_.Prepare({c.id, c.iteration, c.source, c.sha256});  // builds may start now
     unevaluated_[c.id] = std::move(c);
   }
   // A strategy that saves its state continues from the last one saved; it
@@ -404,6 +405,7 @@ void OptimizeLoop::HandleProposal(ProposalDone done) {
   calls_since_candidate_ = 0;
   awaiting_[c.iteration] = std::nullopt;
   queue_.push_back(c.id);
+  backend_.Prepare({c.id, c.iteration, c.source, c.sha256});  // builds may start now
   strategy_.Settle(p.id, {Kind::kSubmitted, c.id, c.iteration, {}, ""});
   unevaluated_[c.id] = std::move(c);
 }

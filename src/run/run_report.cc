@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include "common/files.h"
+#include "compile/native_compiler.h"
 #include "llm/types.h"
+#include "run/native_export.h"
 
 namespace kforge::run {
 
@@ -203,6 +205,28 @@ Result<std::string> RunsText(Store& store) {
   return out;
 }
 
+namespace {
+
+// The task's source for a native export: as the run recorded it, else the
+// task file.
+Result<std::string> TaskSourceOfRun(Store& store, const RunRecord& run) {
+  if (!run.task_hash.empty()) {
+    auto stored = store.GetTask(run.task_hash);
+    if (!stored) return stored.error();
+    if (*stored) return (*stored)->source;
+  }
+  auto file = ReadFile(run.task_path);
+  if (!file) {
+    return Error::NotFound(fmt::format(
+        "run {}: model_new.py for a native candidate embeds the task, but its source is not in "
+        "the database and {} cannot be read",
+        run.id, run.task_path.empty() ? std::string("the task file") : run.task_path));
+  }
+  return file;
+}
+
+}  // namespace
+
 Result<ExportedBest> ExportBest(Store& store, const std::string& run_id, const fs::path& dir) {
   auto run = store.GetRun(run_id);
   if (!run) return run.error();
@@ -212,13 +236,21 @@ Result<ExportedBest> ExportBest(Store& store, const std::string& run_id, const f
     return Error::NotFound(fmt::format("run {} has no accepted candidate yet", run_id));
   }
   const EvaluatedCandidate& b = **best;
+  const bool native = b.candidate.format == "native";
+  std::string task_source;
+  if (native) {
+    auto source = TaskSourceOfRun(store, *run);
+    if (!source) return source.error();
+    task_source = std::move(source).value();
+  }
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Error::BadInput(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
   ExportedBest out;
   out.candidate_id = b.candidate.id;
   out.speedup_eager = b.evaluation.speedup_eager.value_or(0);
-  out.source_path = dir / fmt::format("{}_{}.py", run->task_name, b.candidate.id);
+  out.source_path =
+      dir / fmt::format("{}_{}.{}", run->task_name, b.candidate.id, native ? "cu" : "py");
   out.model_new_path = dir / "model_new.py";
   if (Status st = WriteFileAtomic(out.source_path, b.candidate.source); !st) return st.error();
 
@@ -231,12 +263,29 @@ Result<ExportedBest> ExportBest(Store& store, const std::string& run_id, const f
       "# A drop-in replacement for `Model` of {}:\n"
       "#     from model_new import ModelNew\n"
       "#     model = ModelNew(*init_args)  # the arguments Model takes\n"
-      "# Format: {}. Full evaluation: kforge show {} --json.\n\n",
+      "# Format: {}. Full evaluation: kforge show {} --json.\n",
       run_id, run->strategy, run->llm_spec, b.candidate.id, b.candidate.iteration, run->device,
       out.speedup_eager, compile, b.evaluation.verdict, run->task_path, b.candidate.format, run_id);
-  if (Status st = WriteFileAtomic(out.model_new_path, header + b.candidate.source); !st) {
-    return st.error();
+  std::string model_new;
+  if (native) {
+    header += fmt::format(
+        "# Generated from a native candidate ({}, kforge C ABI v{}): ModelNew holds the task's\n"
+        "# reference Model (its weights) and calls the candidate's kforge_forward through an\n"
+        "# extension that torch.utils.cpp_extension.load_inline builds on the first forward\n"
+        "# (nvcc and a CUDA GPU needed).\n\n",
+        out.source_path.filename().string(), compile::kNativeAbiVersion);
+    NativeExportInput in;
+    in.candidate_source = b.candidate.source;
+    in.abi_header = std::string(compile::NativeAbiHeader());
+    in.task_source = std::move(task_source);
+    in.task_name = run->task_name;
+    in.source_name = out.source_path.filename().string();
+    in.header_comment = std::move(header);
+    model_new = NativeModelNewPy(in);
+  } else {
+    model_new = header + "\n" + b.candidate.source;
   }
+  if (Status st = WriteFileAtomic(out.model_new_path, model_new); !st) return st.error();
   return out;
 }
 

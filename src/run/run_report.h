@@ -29,7 +29,7 @@ Result<nlohmann::json> RunsJson(Store& store);
 Result<std::string> RunsText(Store& store);
 
 struct ExportedBest {
-  std::filesystem::path source_path;     // the candidate's source, verbatim
+  std::filesystem::path source_path;     // the candidate's source, verbatim (.py or .cu)
   std::filesystem::path model_new_path;  // model_new.py
   std::string candidate_id;
   double speedup_eager = 0;
@@ -37,7 +37,10 @@ struct ExportedBest {
 // Writes the best accepted candidate (verdict ok) of the run into `dir`
 // (created if missing): `<task>_<candidate id>.py` as generated, and
 // `model_new.py`, the same module with a header saying where it came from
-// and how to use it. kNotFound when the run has no accepted candidate.
+// and how to use it. A native candidate is written as `<task>_<candidate
+// id>.cu`, and model_new.py is then a PyTorch wrapper around it
+// (native_export.h), which embeds the task's recorded source. kNotFound when
+// the run has no accepted candidate (or, for a native one, no task source).
 Result<ExportedBest> ExportBest(Store& store, const std::string& run_id,
                                 const std::filesystem::path& dir);
 

@@ -54,8 +54,9 @@ typedef struct kf_tensor {
  *  inputs:  the tensors of get_inputs(), in order.
  *  scalars: the non-tensor values of get_inputs() (int, float, bool), in order,
  *           as doubles.
- *  params:  the reference Model's named_parameters() then named_buffers(), in
- *           PyTorch's registration order (the order model.state_dict() lists).
+ *  params:  the reference Model's named_parameters(), then its named_buffers(),
+ *           each in PyTorch's registration order (not state_dict()'s order,
+ *           which lists each module's own parameters and buffers together).
  *  outputs: preallocated by the harness with the reference output's shapes,
  *           dtypes and contiguous strides, in the order forward() returns them.
  *  stream:  the cudaStream_t to launch on.
