@@ -27,11 +27,13 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import subprocess
 from dataclasses import dataclass
 
 TASK = "level1/88_MinGPTNewGelu"
 TASK_SHAPE = (8192, 8192)
 DEFAULT_OUT = pathlib.Path(__file__).resolve().parent / "fixtures" / "88_MinGPTNewGelu"
+REPO = pathlib.Path(__file__).resolve().parents[2]  # its .clang-format lays out the .cu files
 
 KERNEL_BEGIN = "// ---- KERNEL_BEGIN (identical in the .py and .cu of this candidate) ----"
 KERNEL_END = "// ---- KERNEL_END ----"
@@ -596,10 +598,10 @@ def kernel_block(c: Candidate) -> str:
     return f"{KERNEL_BEGIN}\n{c.kernel.rstrip()}\n{KERNEL_END}\n"
 
 
-def render_py(c: Candidate) -> str:
-    assert '"""' not in c.kernel, c.id   # it lives in a raw triple-quoted string
+def render_py(c: Candidate, block: str) -> str:
+    assert '"""' not in block, c.id   # it lives in a raw triple-quoted string
     return PY_TEMPLATE.format(id=c.id, why=c.why, expect=c.expect, task=TASK,
-                              kernel_block=kernel_block(c), ext_name=f"kf88_{c.id}")
+                              kernel_block=block, ext_name=f"kf88_{c.id}")
 
 
 def render_cu(c: Candidate) -> str:
@@ -612,12 +614,29 @@ def manifest() -> dict:
             "candidates": [{"id": c.id, "expect": c.expect, "why": c.why} for c in CANDIDATES]}
 
 
+def clang_format_cu(text: str) -> str:
+    """The .cu text as the project's .clang-format lays it out (clang-format is
+    installed by `make setup`)."""
+    return subprocess.run(["clang-format", f"--assume-filename={REPO / 'fixture.cu'}"],
+                          input=text, capture_output=True, text=True, check=True).stdout
+
+
+def formatted_kernel(cu_text: str) -> str:
+    """The marked kernel block of a formatted .cu, markers included."""
+    begin = cu_text.index(KERNEL_BEGIN)
+    end = cu_text.index(KERNEL_END) + len(KERNEL_END)
+    return cu_text[begin:end] + "\n"
+
+
 def render_all() -> dict[str, str]:
-    """File name -> text, for every file the fixtures folder holds."""
+    """File name -> text, for every file the fixtures folder holds. The .cu is
+    clang-formatted and the .py embeds its formatted kernel block, so the two
+    stay identical between the markers."""
     files = {}
     for c in CANDIDATES:
-        files[f"{c.id}.py"] = render_py(c)
-        files[f"{c.id}.cu"] = render_cu(c)
+        cu = clang_format_cu(render_cu(c))
+        files[f"{c.id}.cu"] = cu
+        files[f"{c.id}.py"] = render_py(c, formatted_kernel(cu))
     files["manifest.json"] = json.dumps(manifest(), indent=2) + "\n"
     return files
 

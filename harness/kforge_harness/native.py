@@ -126,6 +126,13 @@ class NativeModel(torch.nn.Module):
         self._signatures = {}
         self._calls = {}
 
+    def _apply(self, fn, *args, **kwargs):
+        # .to()/.cuda()/.half() move the parameters: call blocks, which hold
+        # their pointers, and workspaces are made again.
+        self._signatures = {}
+        self._calls = {}
+        return super()._apply(fn, *args, **kwargs)
+
     def _params(self):
         return ([p for _, p in self.reference.named_parameters()]
                 + [b for _, b in self.reference.named_buffers()])
@@ -171,8 +178,9 @@ class NativeModel(torch.nn.Module):
 
     def forward(self, *args):
         sig = self._signature(args)
-        key = tuple(a.data_ptr() if isinstance(a, torch.Tensor) else None for a in args)
-        key = (id(sig),) + key + tuple(p.data_ptr() for p in self._params())
+        # Parameters stay put unless the module is moved (_apply clears this).
+        key = (id(sig),) + tuple(a.data_ptr() if isinstance(a, torch.Tensor) else None
+                                 for a in args)
         entry = self._calls.get(key)
         if entry is None:
             if len(self._calls) >= _MAX_CALL_BLOCKS:

@@ -159,3 +159,15 @@ def test_meta_shape_derivation_after_warming_replaces_nothing(tmp_path):
     with torch.no_grad():
         model(torch.randn(2, 4), 0.5)
     assert runtime_checks.changed(before) == []
+
+
+def test_moving_the_module_makes_new_call_blocks(tmp_path):
+    """Call blocks hold parameter pointers; .to() (through _apply) drops them."""
+    ref = ScaleBias(4)
+    model = NativeModel(build(tmp_path, SCALE_BIAS, "scale_bias"), ref)
+    x = torch.randn(2, 4)
+    with torch.no_grad():
+        model(x, 1.0)
+        ref.weight.data = ref.weight.data * 2  # new storage for the weight
+        model.to(torch.float32)
+        assert torch.allclose(model(x, 1.0)[0], ref(x, 1.0)[0])

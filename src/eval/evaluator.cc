@@ -226,6 +226,9 @@ class EvaluationRun {
   void StartReference();
   void RunStaticChecks();
   void StartCandidate();
+  // The candidate's build before its process starts (native object, or
+  // KernelBench extensions built ahead); false when it failed (r_ says why).
+  bool BuildAhead(HarnessProcess::Options& o, json* load_fields, double* seconds);
   bool BuildNative(fs::path* library);
   void RunTrials();
   bool RunCandidateTrial(int k, const json& ref_trial, const fs::path& input_file,
@@ -368,26 +371,11 @@ void EvaluationRun::StartCandidate() {
   o.role = HarnessProcess::Role::kCandidate;
   o.scratch_dir = scratch_ / "candidate";
   o.label = "candidate process";
-  double prebuild_seconds = 0;
-  if (cand_.format == CandidateFormat::kKernelBench && opt_.extension_build) {
-    ExtensionPrebuild pb = opt_.extension_build(cand_);
-    if (pb.ok) {
-      prebuild_seconds = pb.seconds;
-      r_.compile_cached = pb.cached;
-      extra_["extension_prebuild"] = {{"seconds", pb.seconds}, {"cached", pb.cached}};
-      if (pb.build_failed) {
-        // The same source fails the same way in the candidate process.
-        r_.compiled = false;
-        r_.compile_seconds = pb.seconds;
-        r_.error = "build/load failed (candidate_error): " + pb.error;
-        r_.compile_log = pb.log;
-        return;
-      }
-      o.env = pb.env;
-    } else {
-      extra_["extension_prebuild"] = {{"error", pb.error}};  // built in the process instead
-    }
-  }
+  // Built before the process starts: a build that fails is the evaluation's
+  // answer, and no process is spent on it.
+  double build_seconds = 0;
+  json build_fields = json::object();
+  if (!BuildAhead(o, &build_fields, &build_seconds)) return;
   uint64_t mem = CandidateMemoryLimit(opt_);
   o.sandbox.rss_limit_bytes = mem;
   o.sandbox.isolate_network = opt_.isolate_network;
@@ -412,28 +400,11 @@ void EvaluationRun::StartCandidate() {
                {"index", r_.device_index},
                {"seed", TrialSeed(opt_.seed, -1)},
                {"dtype", opt_.dtype ? json(*opt_.dtype) : json(nullptr)}};
-  double build_seconds = 0;
-  if (cand_.format == CandidateFormat::kNative) {
-    // Built here, by kforge's compiler (nvcc only reads the source); the
-    // untrusted process only loads the object, from its own scratch copy.
-    fs::path library;
-    if (!BuildNative(&library)) {
-      cand_proc_->Stop();
-      return;
-    }
-    build_seconds = r_.compile_seconds;
-    fs::path local = o.scratch_dir / "kernel.so";
-    std::error_code ec;
-    fs::copy_file(library, local, fs::copy_options::overwrite_existing, ec);
-    if (ec) {
-      throw OperationError{Error::Internal(fmt::format(
-          "copying {} into the candidate's scratch: {}", library.string(), ec.message()))};
-    }
-    load["native_library"] = local.string();
-  }
+  load.update(build_fields);
   auto t0 = Clock::now();
   auto reply = cand_proc_->Call(load, Seconds(opt_.compile_timeout_s));
-  r_.compile_seconds = build_seconds + std::chrono::duration<double>(Clock::now() - t0).count();
+  const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
+  r_.compile_seconds = build_seconds + waited;
   if (auto* e = std::get_if<HarnessError>(&reply)) {
     if (e->failure == HarnessFailure::kBadTask) TaskFailed(*e);
     r_.compiled = false;
@@ -445,16 +416,52 @@ void EvaluationRun::StartCandidate() {
   }
   const json& j = std::get<json>(reply);
   r_.compiled = true;
-  if (cand_.format == CandidateFormat::kNative) {
-    r_.compile_seconds = build_seconds + j.value("compile_seconds", 0.0);
-  } else {
-    r_.compile_seconds = prebuild_seconds + j.value("compile_seconds", r_.compile_seconds);
-    r_.compile_log = cand_proc_->StderrTail(4000);
-  }
+  r_.compile_seconds = build_seconds + j.value("compile_seconds", waited);
+  // A native build's log is nvcc's (kept by BuildNative); otherwise the import's.
+  if (cand_.format != CandidateFormat::kNative) r_.compile_log = cand_proc_->StderrTail(4000);
   for (const auto& name : j.value("identity_changed", json::array())) {
     Flag("timer_patched", Severity::kReject,
          fmt::format("importing the candidate replaced {}", name.get<std::string>()));
   }
+}
+
+bool EvaluationRun::BuildAhead(HarnessProcess::Options& o, json* load_fields, double* seconds) {
+  if (cand_.format == CandidateFormat::kNative) {
+    // Built by kforge's compiler (nvcc only reads the source); the untrusted
+    // process only loads the object, from its own scratch copy.
+    fs::path library;
+    if (!BuildNative(&library)) return false;
+    *seconds = r_.compile_seconds;
+    fs::path local = o.scratch_dir / "kernel.so";
+    std::error_code ec;
+    fs::create_directories(o.scratch_dir, ec);
+    fs::copy_file(library, local, fs::copy_options::overwrite_existing, ec);
+    if (ec) {
+      throw OperationError{Error::Internal(fmt::format(
+          "copying {} into the candidate's scratch: {}", library.string(), ec.message()))};
+    }
+    (*load_fields)["native_library"] = local.string();
+    return true;
+  }
+  if (cand_.format != CandidateFormat::kKernelBench || !opt_.extension_build) return true;
+  ExtensionPrebuild pb = opt_.extension_build(cand_);
+  if (!pb.ok) {
+    extra_["extension_prebuild"] = {{"error", pb.error}};  // the process builds it instead
+    return true;
+  }
+  *seconds = pb.seconds;
+  r_.compile_cached = pb.cached;
+  extra_["extension_prebuild"] = {{"seconds", pb.seconds}, {"cached", pb.cached}};
+  if (pb.build_failed) {
+    // The same source fails the same way in the candidate process.
+    r_.compiled = false;
+    r_.compile_seconds = pb.seconds;
+    r_.error = "build/load failed (candidate_error): " + pb.error;
+    r_.compile_log = pb.log;
+    return false;
+  }
+  o.env = pb.env;
+  return true;
 }
 
 bool EvaluationRun::BuildNative(fs::path* library) {

@@ -177,11 +177,16 @@ struct Call {
   kf_call call;
 };
 
+// The one CUDA device every tensor of the call is on (Fill checks the rest).
 c10::Device CallDevice(const std::vector<at::Tensor>& inputs,
                        const std::vector<at::Tensor>& outputs,
                        const std::vector<at::Tensor>& params) {
   for (const auto* list : {&inputs, &outputs, &params}) {
-    if (!list->empty() && (*list)[0].defined()) return (*list)[0].device();
+    if (list->empty() || !(*list)[0].defined()) continue;
+    const c10::Device device = (*list)[0].device();
+    TORCH_CHECK(device.is_cuda(), "kforge native ABI: the call's tensors are on ", device,
+                "; a native candidate runs on a CUDA device");
+    return device;
   }
   TORCH_CHECK(false, "kforge native ABI: a call with no tensors");
   return c10::Device(c10::kCUDA);
@@ -217,8 +222,6 @@ void Forward(const std::vector<at::Tensor>& inputs, const std::vector<double>& s
              const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& outputs,
              const at::Tensor& workspace) {
   const c10::Device device = CallDevice(inputs, outputs, params);
-  TORCH_CHECK(device.is_cuda(), "kforge native ABI: the call's tensors are on ", device,
-              "; a native candidate runs on a CUDA device");
   c10::cuda::CUDAGuard guard(device);
   Call c;
   Fill(c, inputs, scalars, params, outputs, device);
@@ -241,8 +244,6 @@ int64_t WorkspaceBytes(const std::vector<at::Tensor>& inputs, const std::vector<
                        const std::vector<at::Tensor>& outputs) {
   if (kforge_workspace_bytes == nullptr) return 0;
   const c10::Device device = CallDevice(inputs, outputs, params);
-  TORCH_CHECK(device.is_cuda(), "kforge native ABI: the call's tensors are on ", device,
-              "; a native candidate runs on a CUDA device");
   c10::cuda::CUDAGuard guard(device);
   Call c;
   Fill(c, inputs, scalars, params, outputs, device);
