@@ -3,8 +3,11 @@
 # the repo root on the device, with .devcarry/kforge and .devcarry/kforge_throughput
 # (stripped builds of build/kforge and build/bench/throughput/kforge_throughput).
 #   bash bench/device/issue6_native.sh pytest        GPU scenario tests of native eval
-#   bash bench/device/issue6_native.sh throughput MODE [LIMIT]
-#        MODE: native_farm | load_inline_sequential (bench/throughput/README.md)
+#   bash bench/device/issue6_native.sh throughput MODE [LIMIT] [SKIP]
+#        MODE: load_inline_sequential | kernelbench_farm | native_farm
+#        (bench/throughput/README.md); LIMIT/SKIP take a slice of the 32 (0: all);
+#        MAXT=S in the environment caps each timing window at S seconds;
+#        STRIDE=N takes every Nth candidate from SKIP on
 # Writes to $OUT (or bench/results/issue6 when OUT is unset).
 set -uo pipefail
 OUT=${OUT:-bench/results/issue6}
@@ -22,8 +25,14 @@ case "${1:-pytest}" in
   throughput)
     mode=${2:?mode}
     limit=${3:-0}
+    skip=${4:-0}
+    name=throughput_${mode}
+    if [ "$skip" != 0 ] || [ "$limit" != 0 ]; then name=${name}_s${skip}_l${limit}; fi
+    if [ -n "${MAXT:-}" ]; then name=${name}_t${MAXT}; fi
+    if [ -n "${STRIDE:-}" ]; then name=${name}_stride${STRIDE}; fi
     .devcarry/kforge_throughput --task "$TASK" --fixtures "$FIX" --mode "$mode" \
-      --limit "$limit" --out "$OUT/throughput_${mode}.json" 2>>"$OUT/throughput_${mode}.log"
-    echo "rc $?"; tail -5 "$OUT/throughput_${mode}.log"
+      --skip "$skip" --limit "$limit" ${MAXT:+--max-timing-seconds $MAXT} ${STRIDE:+--stride $STRIDE} \
+      --out "$OUT/$name.json" 2>>"$OUT/$name.log"
+    echo "rc $?"; tail -5 "$OUT/$name.log"
     ;;
 esac

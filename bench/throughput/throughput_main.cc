@@ -11,10 +11,11 @@
 //
 //   kforge_throughput --task TASK.py --fixtures DIR --mode MODE --out FILE.json
 //                     [--gpu N] [--policy strict|any] [--max-timing-seconds S]
-//                     [--skip N] [--limit N]
+//                     [--skip N] [--limit N] [--stride N]
 //
 // --skip/--limit take a slice of the manifest, so a slow mode can be run in
-// parts (the parts' candidates and wall times add up).
+// parts (the parts' candidates and wall times add up); --stride N takes every
+// Nth candidate from --skip on (2: a half with the manifest's mix).
 //
 // The clock runs from the first submission to the last verdict. Verdicts
 // (compile_error / incorrect / correct) are recorded per candidate and
@@ -49,6 +50,7 @@ struct Args {
   double max_timing_seconds = -1;
   int skip = 0;
   int limit = 0;
+  int stride = 1;
 };
 
 [[noreturn]] void Usage(const std::string& why) {
@@ -82,6 +84,8 @@ Args Parse(int argc, char** argv) {
       a.limit = std::stoi(value());
     else if (k == "--skip")
       a.skip = std::stoi(value());
+    else if (k == "--stride")
+      a.stride = std::stoi(value());
     else
       Usage("unknown argument " + k);
   }
@@ -93,12 +97,37 @@ Args Parse(int argc, char** argv) {
     Usage("--mode must be load_inline_sequential, kernelbench_farm or native_farm");
   }
   if (a.policy != "strict" && a.policy != "any") Usage("--policy must be strict or any");
+  if (a.stride < 1 || a.skip < 0 || a.limit < 0)
+    Usage("--stride must be >= 1, --skip/--limit >= 0");
   return a;
 }
 
 std::string VerdictClass(const json& r) {
   if (!r.value("compiled", false)) return "compile_error";
   return r.value("correct", false) ? "correct" : "incorrect";
+}
+
+// The result file: the rows so far and the rate over their wall time.
+json WriteSummary(const Args& a, const json& rows, int mismatches, Clock::duration elapsed,
+                  bool complete) {
+  double wall = std::chrono::duration<double>(elapsed).count();
+  json out = {
+      {"mode", a.mode},
+      {"task", a.task.string()},
+      {"gpu", a.gpu},
+      {"policy", a.policy},
+      {"skip", a.skip},
+      {"limit", a.limit},
+      {"stride", a.stride},
+      {"complete", complete},
+      {"max_timing_seconds", a.max_timing_seconds > 0 ? json(a.max_timing_seconds) : json(nullptr)},
+      {"candidates", static_cast<int>(rows.size())},
+      {"wall_seconds", wall},
+      {"candidates_per_hour", rows.empty() ? 0.0 : rows.size() * 3600.0 / wall},
+      {"verdict_mismatches_vs_manifest", mismatches},
+      {"results", rows}};
+  std::ofstream(a.out) << out.dump(1) << "\n";
+  return out;
 }
 
 }  // namespace
@@ -132,7 +161,7 @@ int main(int argc, char** argv) {
   std::vector<json> entries;
   int index = -1;
   for (const json& c : manifest["candidates"]) {
-    if (++index < a.skip) continue;
+    if (++index < a.skip || (index - a.skip) % a.stride != 0) continue;
     if (a.limit > 0 && static_cast<int>(requests.size()) >= a.limit) break;
     std::string id = c.at("id").get<std::string>();
     auto source = kforge::ReadFile(a.fixtures / (id + (native ? ".cu" : ".py")));
@@ -176,22 +205,24 @@ int main(int argc, char** argv) {
                     {"seconds", seconds},
                     {"speedup_eager", speedup},
                     {"error", error.substr(0, 300)}});
-    std::cerr << fmt::format("[{}/{}] {} {} ({:.1f} s)\n", i + 1, requests.size(),
-                             requests[i].candidate_id, got, seconds);
+    // Where the evaluation's time went, and what the worker's session reused.
+    const json extra = r.value("extra", json::object());
+    rows.back()["phase_seconds"] = extra.value("phase_seconds", json::object());
+    rows.back()["session"] = extra.value("session", json::object());
+    rows.back()["timing_window_seconds"] =
+        extra.value("timing_window", json::object()).value("seconds", json(nullptr));
+    std::string phases;
+    for (const auto& [name, s] : rows.back()["phase_seconds"].items()) {
+      phases += fmt::format(" {} {:.1f}", name, s.get<double>());
+    }
+    std::cerr << fmt::format("[{}/{}] {} {} ({:.1f} s;{})\n", i + 1, requests.size(),
+                             requests[i].candidate_id, got, seconds, phases);
+    // Written after every candidate: a run cut off by a time limit keeps
+    // what it measured.
+    WriteSummary(a, rows, mismatches, Clock::now() - start, /*complete=*/false);
   }
   double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  json out = {{"mode", a.mode},
-              {"task", a.task.string()},
-              {"gpu", a.gpu},
-              {"policy", a.policy},
-              {"skip", a.skip},
-              {"limit", a.limit},
-              {"candidates", static_cast<int>(rows.size())},
-              {"wall_seconds", wall},
-              {"candidates_per_hour", rows.empty() ? 0.0 : rows.size() * 3600.0 / wall},
-              {"verdict_mismatches_vs_manifest", mismatches},
-              {"results", rows}};
-  std::ofstream(a.out) << out.dump(1) << "\n";
+  json out = WriteSummary(a, rows, mismatches, Clock::now() - start, /*complete=*/true);
   std::cout << fmt::format(
       "{}: {} candidates in {:.1f} s = {:.1f} per hour; {} verdict(s) "
       "differ from the manifest\n",

@@ -4,6 +4,7 @@ runs the candidate, writes the outputs to a file, and answers the sample
 protocol for timing. It never sees a reference output, and it holds neither
 the timer (kforge's clock spans each sample) nor the database."""
 import json
+import os
 import sys
 import time
 
@@ -43,8 +44,30 @@ class CandidateHost:
         self.dtype = None
         self.seen_input_ptrs = set()  # every fresh trial's inputs get unseen addresses
 
-    def cmd_load(self, msg):
+    def cmd_warm(self, msg):
+        """A process started ahead of its candidate does here what every load
+        begins with: the CUDA context, and the lazy imports of PyTorch's meta
+        dispatch (torch._dynamo, which rebinds torch.manual_seed). Trusted
+        code, before anything of a candidate is imported: the identity
+        snapshot is taken again afterwards, so only what the candidate
+        replaces is seen."""
         self.device = Device(msg["device"], msg.get("index", 0))
+        if self.device.kind == "cuda":
+            torch.empty(1, device=self.device.torch_device)
+            self.device.sync()
+        torch.relu(torch.empty(1, device="meta"))
+        self.identity = runtime_checks.snapshot()
+        return {"ok": True}
+
+    def cmd_load(self, msg):
+        # The build's environment (TORCH_EXTENSIONS_DIR of a build done ahead,
+        # TORCH_CUDA_ARCH_LIST): a process started ahead of its candidate
+        # learns it here, before anything of the candidate is imported.
+        for key, value in (msg.get("env") or {}).items():
+            os.environ[key] = value
+        if self.device is None or (self.device.kind, self.device.index) != (
+                msg["device"], msg.get("index", 0)):
+            self.device = Device(msg["device"], msg.get("index", 0))
         self.server = SampleServer(self.ch, self.device)
         self.dtype = DTYPES.get(msg.get("dtype") or "", None)
         torch.set_grad_enabled(False)

@@ -33,6 +33,12 @@ def _stop_compile_workers():
 
 
 class Reference:
+    """With `reuse` (kforge keeps this process for a task's later candidates),
+    every trial's and variant's reply and outputs are kept, under a byte cap,
+    and answered again without running the model; the torch.compile program
+    is built once. A cached answer is only given for the same seed and
+    tolerances, so it is exactly what a fresh computation would return."""
+
     def __init__(self, channel):
         self.ch = channel
         self.device = None
@@ -43,6 +49,14 @@ class Reference:
         self.server = None
         self.pinning = ProcessPinning()
         self.compiled = None
+        self.compiled_trial = None
+        self.compile_reply = None
+        self.reuse = False
+        self.cache_max_bytes = 0
+        self.cached_bytes = 0
+        self.cached = {}        # trial -> (key, reply): answers given again
+        self.seeds = {}         # trial -> seed, to make its inputs again
+        self.timing_started = False  # the timed programs may have touched kept inputs
 
     # -- commands ---------------------------------------------------------
     def cmd_load(self, msg):
@@ -51,13 +65,64 @@ class Reference:
         self.dtype = DTYPES.get(msg.get("dtype") or "", None)
         torch.set_grad_enabled(False)
         self.task = load_task(msg["path"])
+        self.reuse = bool(msg.get("reuse", False))
+        self.cache_max_bytes = int(msg.get("cache_max_bytes", 0))
         self.model = build_model(self.task.Model, self.task, msg["seed"], self.device.torch_device,
                                  self.dtype, "Model")
         n_params = sum(p.numel() for p in self.model.parameters())
         return {"ok": True, "device": self.device.info(), "parameters": n_params}
 
+    def _cache_key(self, msg, *fields):
+        return tuple(msg.get(f) for f in ("seed", "atol", "rtol") + fields)
+
+    def _fresh_inputs(self, k):
+        """Trial k's inputs as they were made: the kept list, unless the timing
+        window has run on it (a model may change its inputs in place)."""
+        trial = self.trials.get(k, {})
+        if "variant_of" in trial:
+            base, variant, seed = trial["variant_of"]
+            return make_variant_inputs(self._fresh_inputs(base), variant, seed)[0]
+        kept = trial.get("inputs")
+        if kept is not None and not self.timing_started:
+            return kept
+        return make_inputs(self.task, self.seeds[k], self.device.torch_device, self.dtype)
+
+    def _remember(self, k, key, reply, outputs):
+        """Keeps a reusable answer while the kept outputs fit under the cap."""
+        if not self.reuse:
+            return False
+        nbytes = sum(o.numel() * o.element_size() for o in outputs)
+        if k not in self.cached and self.cached_bytes + nbytes > self.cache_max_bytes:
+            return False
+        if k not in self.cached:
+            self.cached_bytes += nbytes
+        self.cached[k] = (key, dict(reply))
+        return True
+
+    def _forget(self, k):
+        entry = self.cached.pop(k, None)
+        if entry is not None and k in self.trials:
+            self.cached_bytes -= sum(o.numel() * o.element_size()
+                                     for o in self.trials[k]["outputs"])
+
+    def _answer_again(self, k, key, msg):
+        """The kept reply for trial k, when it was computed for the same key;
+        the input file is written again if kforge asks for it."""
+        entry = self.cached.get(k)
+        if entry is None or entry[0] != key or k not in self.trials:
+            return None
+        if msg.get("input_file"):
+            save_tensors(msg["input_file"], self._fresh_inputs(k))
+        return dict(entry[1], cached=True)
+
     def cmd_trial(self, msg):
         k = msg["trial"]
+        key = self._cache_key(msg)
+        again = self._answer_again(k, key, msg)
+        if again is not None:
+            return again
+        self._forget(k)
+        self.seeds[k] = msg["seed"]
         inputs = make_inputs(self.task, msg["seed"], self.device.torch_device, self.dtype)
         t0 = time.perf_counter()
         with torch.no_grad():
@@ -79,7 +144,7 @@ class Reference:
                 o.get("shape_ok") and o.get("mismatched", 1) == 0 for o in st["outputs"])
         keep = msg.get("keep", k == 0)
         self.trials[k] = {"inputs": inputs if keep else None, "outputs": outputs}
-        return {"ok": True, "seconds": seconds,
+        reply = {"ok": True, "seconds": seconds,
                 "outputs": [{"shape": list(o.shape), "dtype": str(o.dtype),
                              "bytes": o.numel() * o.element_size()} for o in outputs],
                 "inputs": [{"shape": list(x.shape), "dtype": str(x.dtype),
@@ -87,6 +152,8 @@ class Reference:
                            if isinstance(x, torch.Tensor) else {"value": repr(x)[:80]}
                            for x in inputs],
                 "profile": profile, "same_as_first": same_as_first}
+        self._remember(k, key, reply, outputs)
+        return reply
 
     def cmd_compare(self, msg):
         refs = self.trials[msg["trial"]]["outputs"]
@@ -102,8 +169,15 @@ class Reference:
         """Reference outputs on an input-distribution variant of a kept
         trial's inputs. Measures only: kforge decides whether the variant is
         usable (finite, not degenerate, different from the base answer)."""
+        k = msg["trial"]
+        key = self._cache_key(msg, "variant", "base_trial")
+        again = self._answer_again(k, key, msg)
+        if again is not None:
+            return again
+        self._forget(k)
         base = self.trials[msg["base_trial"]]
-        inputs, changed = make_variant_inputs(base["inputs"], msg["variant"], msg["seed"])
+        inputs, changed = make_variant_inputs(self._fresh_inputs(msg["base_trial"]),
+                                              msg["variant"], msg["seed"])
         reply = {"ok": True, "changed_inputs": changed, "outputs": [], "profile": [],
                  "same_as_base": None}
         if not changed:
@@ -117,22 +191,34 @@ class Reference:
         st = compare.compare_lists(base["outputs"], outputs, atol, rtol)
         reply["same_as_base"] = st.get("count_ok", False) and all(
             o.get("shape_ok") and o.get("mismatched", 1) == 0 for o in st["outputs"])
-        self.trials[msg["trial"]] = {"inputs": None, "outputs": outputs}
+        self.trials[k] = {"inputs": None, "outputs": outputs}
         if msg.get("input_file"):
             save_tensors(msg["input_file"], inputs)
+        self.seeds[k] = msg["seed"]
+        if self._remember(k, key, reply, outputs):
+            # Made again from the base trial's inputs when the file is asked for.
+            self.trials[k]["variant_of"] = (msg["base_trial"], msg["variant"], msg["seed"])
         return reply
 
     def cmd_unload(self, msg):
         """Forgets the task, so the process can load another (kforge tasks scan)."""
         self.trials = {}
+        self.cached = {}
+        self.cached_bytes = 0
+        self.seeds = {}
+        self.timing_started = False
         self.model = None
         self.compiled = None
+        self.compiled_trial = None
+        self.compile_reply = None
         self.task = None
         if self.device is not None and self.device.kind == "cuda":
             torch.cuda.empty_cache()
         return {"ok": True}
 
     def cmd_drop(self, msg):
+        if msg["trial"] in self.cached:
+            return {"ok": True, "kept": True}  # answered again for the next candidate
         self.trials.pop(msg["trial"], None)
         if self.device.kind == "cuda":
             torch.cuda.empty_cache()
@@ -144,8 +230,15 @@ class Reference:
         model = self.model
         self.server.register("eager", lambda: model(*inputs))
         self.server.set_inputs(inputs)
+        self.timing_started = True
         reply = {"ok": True, "compile": None}
-        if msg.get("compile"):
+        if msg.get("compile") and self.compile_reply is not None and self.compiled_trial == k:
+            # Built for an earlier candidate of this task: the same program.
+            if self.compiled is not None:
+                compiled = self.compiled
+                self.server.register("compile", lambda: compiled(*inputs))
+            reply["compile"] = dict(self.compile_reply, reused=True)
+        elif msg.get("compile"):
             t0 = time.perf_counter()
             try:
                 compiled = torch.compile(model)
@@ -161,6 +254,9 @@ class Reference:
                 short, _ = describe_exception(exc)
                 reply["compile"] = {"ok": False, "error": short,
                                     "seconds": time.perf_counter() - t0}
+            if self.reuse:
+                self.compiled_trial = k
+                self.compile_reply = dict(reply["compile"])
         reply["threads"] = runtime_checks.thread_counts()
         return reply
 

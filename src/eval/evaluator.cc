@@ -9,11 +9,13 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <utility>
 
 #include "common/files.h"
 #include "common/line_printer.h"
 #include "eval/baseline_cache.h"
 #include "eval/cpu_placement.h"
+#include "eval/evaluation_session.h"
 #include "eval/harness_process.h"
 #include "eval/trial_seed.h"
 
@@ -60,6 +62,11 @@ void RegisterEvalConfig(ConfigSchema& s) {
   s.Add({"eval.sandbox.memory_limit_mb", int64_t{0}, "candidate memory limit (0: half of RAM)"});
   s.Add({"eval.sandbox.isolate_network", d.isolate_network,
          "run candidates in a fresh network namespace"});
+  s.Add({"eval.reuse_reference", d.reuse_reference,
+         "keep the reference process, its trial outputs and torch.compile program from one "
+         "candidate of a task to the next (optimize, bench)"});
+  s.Add({"eval.reference_cache_mb", int64_t(d.reference_cache_max_bytes >> 20),
+         "device memory the kept reference outputs may take (beyond it they are recomputed)"});
   s.Add({"compile.nvcc", d.nvcc, "CUDA compiler for native (.cu) candidates"});
   s.Add({"compile.prebuild_extensions", d.prebuild_extensions,
          "cuda: build KernelBench candidates' load_inline extensions ahead of their timing, "
@@ -108,6 +115,12 @@ EvalOptions EvalOptionsFromConfig(const Config& c) {
   o.run_timeout_factor = c.GetDouble("eval.sandbox.run_timeout_factor");
   o.memory_limit_bytes = static_cast<uint64_t>(c.GetInt("eval.sandbox.memory_limit_mb")) << 20;
   o.isolate_network = c.GetBool("eval.sandbox.isolate_network");
+  o.reuse_reference = c.GetBool("eval.reuse_reference");
+  if (int64_t mb = c.GetInt("eval.reference_cache_mb"); mb >= 0) {
+    o.reference_cache_max_bytes = static_cast<uint64_t>(mb) << 20;
+  } else {
+    throw OperationError{Error::BadInput("eval.reference_cache_mb must be >= 0")};
+  }
   o.nvcc = c.GetString("compile.nvcc");
   o.prebuild_extensions = c.GetBool("compile.prebuild_extensions");
   if (int64_t mb = c.GetInt("compile.cache_max_mb"); mb >= 0) {
@@ -140,6 +153,10 @@ EvalOptions EvalOptionsFromConfig(const Config& c) {
   }
   o.variant_tolerance_factor = c.GetDouble("eval.integrity.variant_tolerance_factor");
   return o;
+}
+
+std::filesystem::path ScratchRoot(const EvalOptions& options) {
+  return options.scratch_root.empty() ? fs::temp_directory_path() / "kforge" : options.scratch_root;
 }
 
 uint64_t CandidateMemoryLimit(const EvalOptions& options) {
@@ -213,8 +230,8 @@ int CallsPerSample(double per_call_ms, double min_sample_ms, int max_calls) {
 // everything measured so far; Evaluate() is the only entry point.
 class EvaluationRun {
  public:
-  EvaluationRun(const EvalOptions& o, const Task& t, const Candidate& c)
-      : opt_(o), task_(t), cand_(c) {}
+  EvaluationRun(const EvalOptions& o, const Task& t, const Candidate& c, EvaluationSession& session)
+      : opt_(o), task_(t), cand_(c), session_(session) {}
 
   EvalResult Run();
   // No candidate: the reference's trials, timing window and floor, always
@@ -226,6 +243,15 @@ class EvaluationRun {
   void StartReference();
   void RunStaticChecks();
   void StartCandidate();
+  // The candidate process's sandbox and role (its scratch dir is set later).
+  HarnessProcess::Options CandidateProcessOptions() const {
+    HarnessProcess::Options o;
+    o.role = HarnessProcess::Role::kCandidate;
+    o.label = "candidate process";
+    o.sandbox.rss_limit_bytes = CandidateMemoryLimit(opt_);
+    o.sandbox.isolate_network = opt_.isolate_network;
+    return o;
+  }
   // The candidate's build before its process starts (native object, or
   // KernelBench extensions built ahead); false when it failed (r_ says why).
   bool BuildAhead(HarnessProcess::Options& o, json* load_fields, double* seconds);
@@ -268,7 +294,11 @@ class EvaluationRun {
   }
   json RefCall(const json& cmd, std::chrono::milliseconds timeout) {
     auto reply = ref_->Call(cmd, timeout);
-    if (auto* e = std::get_if<HarnessError>(&reply)) TaskFailed(*e);
+    if (auto* e = std::get_if<HarnessError>(&reply)) {
+      HarnessError error = *e;
+      session_.Discard();  // nothing it kept is trusted after a failure
+      TaskFailed(error);
+    }
     return std::get<json>(std::move(reply));
   }
   std::chrono::milliseconds RunTimeout() const {
@@ -279,10 +309,21 @@ class EvaluationRun {
   const EvalOptions& opt_;
   const Task& task_;
   const Candidate& cand_;
+  EvaluationSession& session_;
   EvalResult r_;
   fs::path scratch_;
-  std::optional<HarnessProcess> ref_;
+  HarnessProcess* ref_ = nullptr;  // the session's
+  json phases_ = json::object();   // seconds per step of Run()
+  // Runs one step of the evaluation and records its wall time.
+  template <typename Step>
+  void Timed(const char* name, Step step) {
+    auto t0 = Clock::now();
+    step();
+    phases_[name] =
+        phases_.value(name, 0.0) + std::chrono::duration<double>(Clock::now() - t0).count();
+  }
   std::optional<HarnessProcess> cand_proc_;
+  fs::path cand_scratch_;
   std::string gpu_pci_slot_;  // sysfs's name for the GPU, "" when not known
   std::string capability_;    // "9.0"; "" on the CPU
   StaticReport static_;
@@ -314,21 +355,37 @@ class EvaluationRun {
 };
 
 void EvaluationRun::StartReference() {
-  HarnessProcess::Options o;
-  o.role = HarnessProcess::Role::kReference;
-  o.scratch_dir = scratch_ / "reference";
-  o.label = "reference process";
-  auto p = HarnessProcess::Start(o);
-  if (!p) throw OperationError{Error::Internal(p.error().message)};
-  ref_.emplace(std::move(p).value());
-  json load = {{"cmd", "load"},
-               {"path", task_.path.string()},
-               {"device", opt_.device},
-               {"index", opt_.gpu},
-               {"seed", TrialSeed(opt_.seed, -1)},
-               {"dtype", opt_.dtype ? json(*opt_.dtype) : json(nullptr)}};
-  json reply = RefCall(load, Seconds(opt_.compile_timeout_s));
-  const json& dev = reply["device"];
+  // Everything the reference's answers depend on: a session loaded for
+  // another task (by content: serve writes each request's copy elsewhere) or
+  // other options starts afresh.
+  const std::string key =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", task_.sha256, opt_.device, opt_.gpu, opt_.seed,
+                  opt_.dtype.value_or(""), opt_.atol_fp32, opt_.rtol_fp32, opt_.atol_half,
+                  opt_.rtol_half, opt_.reference_cache_max_bytes);
+  ref_ = session_.Adopt(key);
+  if (ref_ == nullptr) {
+    HarnessProcess::Options o;
+    o.role = HarnessProcess::Role::kReference;
+    o.scratch_dir = session_.dir() / "reference";
+    o.label = "reference process";
+    std::error_code ec;
+    fs::create_directories(o.scratch_dir, ec);
+    auto p = HarnessProcess::Start(o);
+    if (!p) throw OperationError{Error::Internal(p.error().message)};
+    ref_ = session_.Install(std::move(p).value(), key);
+    json load = {{"cmd", "load"},
+                 {"path", task_.path.string()},
+                 {"device", opt_.device},
+                 {"index", opt_.gpu},
+                 {"seed", TrialSeed(opt_.seed, -1)},
+                 {"dtype", opt_.dtype ? json(*opt_.dtype) : json(nullptr)},
+                 {"reuse", session_.reuse()},
+                 {"cache_max_bytes", opt_.reference_cache_max_bytes}};
+    json reply = RefCall(load, Seconds(opt_.compile_timeout_s));
+    session_.set_load_reply(reply);
+  }
+  extra_["session"] = {{"reuse", session_.reuse()}, {"reference_evaluation", session_.uses()}};
+  const json& dev = session_.load_reply()["device"];
   r_.device_kind = dev.value("kind", "cpu");
   r_.device_name = dev.value("name", "");
   r_.device_index = dev.value("index", 0);
@@ -367,24 +424,33 @@ void EvaluationRun::StartCandidate() {
     r_.compile_log = static_.parse_error;
     return;
   }
-  HarnessProcess::Options o;
-  o.role = HarnessProcess::Role::kCandidate;
-  o.scratch_dir = scratch_ / "candidate";
-  o.label = "candidate process";
+  HarnessProcess::Options o = CandidateProcessOptions();
+  // A process started ahead by the session (Python and torch imported,
+  // nothing loaded), or a new one.
+  std::optional<HarnessProcess> spare = session_.TakeSpareCandidate(&cand_scratch_);
+  if (!spare) {
+    cand_scratch_ = scratch_ / "candidate";
+  }
+  o.scratch_dir = cand_scratch_;
   // Built before the process starts: a build that fails is the evaluation's
   // answer, and no process is spent on it.
   double build_seconds = 0;
   json build_fields = json::object();
-  if (!BuildAhead(o, &build_fields, &build_seconds)) return;
-  uint64_t mem = CandidateMemoryLimit(opt_);
-  o.sandbox.rss_limit_bytes = mem;
-  o.sandbox.isolate_network = opt_.isolate_network;
-  auto p = HarnessProcess::Start(o);
-  if (!p) throw OperationError{Error::Internal(p.error().message)};
-  cand_proc_.emplace(std::move(p).value());
+  if (!BuildAhead(o, &build_fields, &build_seconds)) {
+    if (spare) session_.ReturnSpareCandidate(std::move(*spare), std::exchange(cand_scratch_, {}));
+    return;
+  }
+  if (spare) {
+    cand_proc_.emplace(std::move(*spare));
+  } else {
+    auto p = HarnessProcess::Start(o);
+    if (!p) throw OperationError{Error::Internal(p.error().message)};
+    cand_proc_.emplace(std::move(p).value());
+  }
   cand_proc_->set_spin_for_samples(r_.device_kind == "cuda");
+  extra_["session"]["spare_candidate"] = spare.has_value();
   extra_["sandbox"] = {{"network_isolated", cand_proc_->network_isolated()},
-                       {"memory_limit_bytes", mem},
+                       {"memory_limit_bytes", o.sandbox.rss_limit_bytes.value_or(0)},
                        {"process_group", true},
                        {"scratch_dir", o.scratch_dir.string()}};
   if (opt_.isolate_network && !cand_proc_->network_isolated()) {
@@ -399,7 +465,9 @@ void EvaluationRun::StartCandidate() {
                {"device", r_.device_kind},
                {"index", r_.device_index},
                {"seed", TrialSeed(opt_.seed, -1)},
-               {"dtype", opt_.dtype ? json(*opt_.dtype) : json(nullptr)}};
+               {"dtype", opt_.dtype ? json(*opt_.dtype) : json(nullptr)},
+               // A spare process was started before its build was known.
+               {"env", o.env}};
   load.update(build_fields);
   auto t0 = Clock::now();
   auto reply = cand_proc_->Call(load, Seconds(opt_.compile_timeout_s));
@@ -647,6 +715,7 @@ bool EvaluationRun::AccumulateComparison(const json& cmp, const std::string& wha
 
 void EvaluationRun::RunTrials() {
   fs::create_directories(scratch_ / "io");
+  fs::create_directories(session_.io_dir());
   const int trials = std::max(opt_.trials, 1);
   bool cand_ok = r_.compiled && cand_proc_ && cand_proc_->alive();
   r_.correct = cand_ok;
@@ -656,19 +725,22 @@ void EvaluationRun::RunTrials() {
   int diagnostic_trials_left = 1;
   // Trial index `trials` is the extra same-address trial.
   for (int k = 0; k <= trials; ++k) {
-    fs::path input_file = scratch_ / "io" / fmt::format("inputs_{}.pt", k);
+    fs::path input_file = session_.io_dir() / fmt::format("inputs_{}.pt", k);
     bool need_inputs = cand_ok && (r_.correct || diagnostic_trials_left > 0);
     if (need_inputs && !r_.correct) --diagnostic_trials_left;
+    // Written by the reference for an earlier candidate and untouched since.
+    const bool write_inputs = need_inputs && !session_.FileIntact(input_file);
     // Tolerances depend on the output dtype, known after the first trial; the
     // first trial uses fp32 tolerances for its own statistics, then we fix them.
     json trial = RefCall({{"cmd", "trial"},
                           {"trial", k},
                           {"seed", TrialSeed(opt_.seed, k)},
-                          {"input_file", need_inputs ? json(input_file.string()) : json(nullptr)},
+                          {"input_file", write_inputs ? json(input_file.string()) : json(nullptr)},
                           {"atol", atol_ ? atol_ : opt_.atol_fp32},
                           {"rtol", rtol_ ? rtol_ : opt_.rtol_fp32},
                           {"keep", k == 0 || k == 1}},
                          Seconds(std::max(opt_.compile_timeout_s, 600.0)));
+    if (write_inputs) session_.RecordFile(input_file);
     if (k == 0) {
       ref_trial0_ = trial;
       ref_seconds_ = trial.value("seconds", 0.0);
@@ -732,7 +804,7 @@ void EvaluationRun::RunTrials() {
         RunCandidateTrial(k, trial, input_file, std::nullopt, "", false, &out);
       }
       if (k != 0) fs::remove(out);
-      if (k != 0 && k != 1) fs::remove(input_file);
+      if (k != 0 && k != 1) session_.DropFile(input_file);
     }
     if (k > 1) RefCall({{"cmd", "drop"}, {"trial", k}}, Seconds(60));
     cand_ok = cand_proc_ && cand_proc_->alive();
@@ -795,23 +867,25 @@ void EvaluationRun::RunInputVariants() {
   int v = 0;
   for (const auto& variant : opt_.input_variants) {
     const int id = kVariantTrialBase + v++;
-    fs::path input_file = scratch_ / "io" / fmt::format("variant_{}.pt", variant);
+    fs::path input_file = session_.io_dir() / fmt::format("variant_{}.pt", variant);
+    const bool write_inputs = !session_.FileIntact(input_file);
     fs::path out_file = scratch_ / "io" / fmt::format("variant_out_{}.pt", variant);
     json ref = RefCall({{"cmd", "variant"},
                         {"trial", id},
                         {"base_trial", 0},
                         {"variant", variant},
                         {"seed", TrialSeed(opt_.seed, id)},
-                        {"input_file", input_file.string()},
+                        {"input_file", write_inputs ? json(input_file.string()) : json(nullptr)},
                         {"atol", atol_},
                         {"rtol", rtol_}},
                        Seconds(std::max(opt_.compile_timeout_s, 600.0)));
+    if (write_inputs && ref.value("changed_inputs", 0) > 0) session_.RecordFile(input_file);
     json entry = {{"variant", variant}, {"used", false}};
     if (std::string skip = VariantSkipReason(ref); !skip.empty()) {
       entry["skipped"] = skip;
       report.push_back(entry);
       RefCall({{"cmd", "drop"}, {"trial", id}}, Seconds(60));
-      fs::remove(input_file);
+      session_.DropFile(input_file);
       continue;
     }
     // The task's tolerance, widened: a shortcut is wrong by far more, and the
@@ -845,7 +919,7 @@ void EvaluationRun::RunInputVariants() {
                        variant, e->message));
       entry["error"] = e->message;
       report.push_back(entry);
-      fs::remove(input_file);
+      session_.DropFile(input_file);
       break;
     }
     ObserveRun(std::get<json>(reply), id);
@@ -874,23 +948,25 @@ void EvaluationRun::RunInputVariants() {
     }
     report.push_back(entry);
     RefCall({{"cmd", "drop"}, {"trial", id}}, Seconds(60));
-    fs::remove(input_file);
+    session_.DropFile(input_file);
     fs::remove(out_file);
   }
   extra_["input_variants"] = report;
 }
 
 void EvaluationRun::RerunTimedProgram() {
-  fs::path in = scratch_ / "io" / "rerun_inputs.pt";
+  fs::path in = session_.io_dir() / "rerun_inputs.pt";
+  const bool write_inputs = !session_.FileIntact(in);
   fs::path out = scratch_ / "io" / "rerun_out.pt";
   RefCall({{"cmd", "trial"},
            {"trial", kRerunTrial},
            {"seed", TrialSeed(opt_.seed, kRerunTrial)},
-           {"input_file", in.string()},
+           {"input_file", write_inputs ? json(in.string()) : json(nullptr)},
            {"atol", atol_},
            {"rtol", rtol_},
            {"keep", false}},
           Seconds(std::max(opt_.compile_timeout_s, 600.0)));
+  if (write_inputs) session_.RecordFile(in);
   auto reply = cand_proc_->Call({{"cmd", "rerun_timed"},
                                  {"trial", 0},
                                  {"input_file", in.string()},
@@ -913,7 +989,7 @@ void EvaluationRun::RerunTimedProgram() {
     }
   }
   RefCall({{"cmd", "drop"}, {"trial", kRerunTrial}}, Seconds(60));
-  fs::remove(in);
+  session_.DropFile(in);
   fs::remove(out);
 }
 
@@ -1010,19 +1086,21 @@ void EvaluationRun::TimeWindow(bool with_candidate) {
   // reference's noop for both; twelve runs 0.977–1.020 against 0.978–1.066).
   // It also keeps the candidate from shrinking its own result by slowing
   // its own noop.
-  TimedProgram* ref_noop = add(&*ref_, "noop", true);
+  TimedProgram* ref_noop = add(ref_, "noop", true);
   auto add_timed = [&](HarnessProcess* p, const std::string& name) {
     TimedProgram* prog = add(p, name, false);
     prog->noop = ref_noop;
     return prog;
   };
   extra_["reference_threads_at_timing"] = setup.value("threads", json());
-  TimedProgram* eager = add_timed(&*ref_, "eager");
+  TimedProgram* eager = add_timed(ref_, "eager");
   TimedProgram* compiled = nullptr;
   if (setup["compile"].is_object()) {
     if (setup["compile"].value("ok", false)) {
-      compiled = add_timed(&*ref_, "compile");
+      compiled = add_timed(ref_, "compile");
       extra_["torch_compile_seconds"] = setup["compile"].value("seconds", 0.0);
+      // Built for an earlier candidate of the task in this session.
+      if (setup["compile"].value("reused", false)) extra_["torch_compile_reused"] = true;
     } else {
       extra_["torch_compile_error"] = setup["compile"].value("error", "");
     }
@@ -1037,7 +1115,7 @@ void EvaluationRun::TimeWindow(bool with_candidate) {
       cand = add_timed(&*cand_proc_, "candidate");
     }
   }
-  WindowHostState host(&*ref_, with_candidate ? &*cand_proc_ : nullptr);
+  WindowHostState host(ref_, with_candidate ? &*cand_proc_ : nullptr);
   if (opt_.pin_cpus && r_.device_kind == "cuda") {
     extra_["cpu_placement"] = host.Place(gpu_pci_slot_, r_.device_index);
   }
@@ -1046,7 +1124,7 @@ void EvaluationRun::TimeWindow(bool with_candidate) {
   // A failure inside the window: the reference's ends the operation, the
   // candidate's is a failed evaluation (false).
   auto window_failed = [&](TimedProgram* p, const HarnessError& e, const std::string& while_) {
-    if (p->process == &*ref_) TaskFailed(e);
+    if (p->process == ref_) TaskFailed(e);
     CandidateFailed(while_ + ": " + e.message);
     return false;
   };
@@ -1279,30 +1357,36 @@ EvalResult EvaluationRun::Run() {
   r_.candidate_format = CandidateFormatName(cand_.format);
   r_.candidate_sha256 = cand_.sha256;
   r_.policy = opt_.policy;
-  fs::path root =
-      opt_.scratch_root.empty() ? fs::temp_directory_path() / "kforge" : opt_.scratch_root;
-  auto dir = MakeTempDir(root, "eval-");
+  auto dir = MakeTempDir(ScratchRoot(opt_), "eval-");
   if (!dir) throw OperationError{dir.error()};
   scratch_ = *dir;
 
-  StartReference();
+  Timed("reference", [&] { StartReference(); });
   if (baseline_only_) {
     baseline_.reset();  // measured afresh; the record below replaces the cached one
     r_.compiled = false;
   } else {
-    RunStaticChecks();
-    StartCandidate();
+    Timed("static_checks", [&] { RunStaticChecks(); });
+    Timed("build_and_load", [&] { StartCandidate(); });
+    // The next candidate's process starts now, while this one is checked
+    // (not during its timing window: the host is quiet then).
+    session_.StartSpareCandidate(
+        CandidateProcessOptions(),
+        {{"cmd", "warm"}, {"device", r_.device_kind}, {"index", r_.device_index}});
   }
-  RunTrials();
+  Timed("trials", [&] { RunTrials(); });
   AssessDegeneracy();
-  if (!baseline_only_) RunInputVariants();
+  if (!baseline_only_) Timed("input_variants", [&] { RunInputVariants(); });
   bool cand_alive = cand_proc_ && cand_proc_->alive();
   bool time_candidate = cand_alive && r_.compiled && r_.correct && !static_rejected_;
   if (time_candidate || baseline_only_ || !baseline_ || !baseline_->contains("eager_ms")) {
-    TimeWindow(time_candidate);
+    session_.SettleSpare();  // nothing of it runs beside the window
+    Timed("timing", [&] { TimeWindow(time_candidate); });
     if (r_.candidate_ms && cand_proc_ && cand_proc_->alive()) {
-      CheckTimedOutput();
-      FinalRuntimeChecks();
+      Timed("after_timing_checks", [&] {
+        CheckTimedOutput();
+        FinalRuntimeChecks();
+      });
     }
   } else {
     // Baselines only, from the cache: the candidate was not timed.
@@ -1343,10 +1427,14 @@ EvalResult EvaluationRun::Run() {
   if (baseline_record_ != nullptr) *baseline_record_ = base;
 
   extra_["tolerance"] = {{"atol", atol_}, {"rtol", rtol_}, {"output_dtype", out_dtype_}};
+  extra_["phase_seconds"] = phases_;
   r_.extra = extra_;
   if (cand_proc_) cand_proc_->Stop();
-  if (ref_) ref_->Stop();
+  if (!session_.reuse()) session_.Discard();
   std::error_code ec;
+  if (!cand_scratch_.empty() && std::getenv("KFORGE_KEEP_SCRATCH") == nullptr) {
+    fs::remove_all(cand_scratch_, ec);
+  }
   if (std::getenv("KFORGE_KEEP_SCRATCH") == nullptr) fs::remove_all(scratch_, ec);
   return r_;
 }
@@ -1359,14 +1447,32 @@ EvalResult EvaluationRun::RunBaselineOnly(json* record) {
 
 }  // namespace
 
-EvalResult Evaluator::Evaluate(const Task& task, const Candidate& candidate) {
-  EvaluationRun run(options_, task, candidate);
+namespace {
+
+// A session for one evaluation only, in a fresh directory of its own.
+std::unique_ptr<EvaluationSession> OneOffSession(const EvalOptions& options) {
+  auto dir = MakeTempDir(ScratchRoot(options), "reference-");
+  if (!dir) throw OperationError{dir.error()};
+  return std::make_unique<EvaluationSession>(*dir, /*reuse=*/false);
+}
+
+}  // namespace
+
+EvalResult Evaluator::Evaluate(const Task& task, const Candidate& candidate,
+                               EvaluationSession* session) {
+  std::unique_ptr<EvaluationSession> own;
+  if (session == nullptr) {
+    own = OneOffSession(options_);
+    session = own.get();
+  }
+  EvaluationRun run(options_, task, candidate, *session);
   return run.Run();
 }
 
 Evaluator::Baseline Evaluator::MeasureBaseline(const Task& task) {
   Candidate none;
-  EvaluationRun run(options_, task, none);
+  auto session = OneOffSession(options_);
+  EvaluationRun run(options_, task, none, *session);
   Baseline b;
   b.result = run.RunBaselineOnly(&b.record);
   return b;

@@ -15,6 +15,7 @@
 #include "common/config.h"
 #include "compile/native_compiler.h"
 #include "eval/eval_result.h"
+#include "eval/evaluation_session.h"
 #include "task/task.h"
 
 namespace kforge {
@@ -105,7 +106,15 @@ struct EvalOptions {
   bool prebuild_extensions = true;
 
   std::filesystem::path scratch_root;  // default: $TMPDIR/kforge
+
+  // Runs of many candidates (optimize, bench, throughput) keep one
+  // EvaluationSession per worker; its kept outputs stay under this cap.
+  bool reuse_reference = true;
+  uint64_t reference_cache_max_bytes = uint64_t{4096} << 20;
 };
+
+// options.scratch_root, or $TMPDIR/kforge.
+std::filesystem::path ScratchRoot(const EvalOptions& options);
 
 // The memory a candidate process may use: options.memory_limit_bytes, or
 // half of physical memory when that is 0.
@@ -133,7 +142,10 @@ class Evaluator {
 
   // Bad input (malformed task) ends the operation with OperationError
   // (kBadInput); everything the candidate does wrong is a failed result.
-  EvalResult Evaluate(const Task& task, const Candidate& candidate);
+  // `session`: the reference side kept across a task's candidates (see
+  // evaluation_session.h); nullptr: a one-off for this evaluation.
+  EvalResult Evaluate(const Task& task, const Candidate& candidate,
+                      EvaluationSession* session = nullptr);
 
   // The reference side alone, measured afresh (`kforge baseline`): trials
   // for degeneracy, the timing window of eager and torch.compile, the

@@ -112,11 +112,22 @@ std::variant<std::string, HarnessError> HarnessProcess::ReadLineWatched(
 
 std::variant<nlohmann::json, HarnessError> HarnessProcess::Call(const nlohmann::json& command,
                                                                 std::chrono::milliseconds timeout) {
+  if (auto error = Send(command)) return *error;
+  return Receive(timeout);
+}
+
+std::optional<HarnessError> HarnessProcess::Send(const nlohmann::json& command) {
   if (!alive_) return HarnessError{HarnessFailure::kInternal, options_.label + " is not running"};
   if (Status s = child_.SendLine(command.dump()); !s) {
     return Fail(HarnessFailure::kCrashed,
                 fmt::format("{} is gone: {}", options_.label, s.error().message));
   }
+  return std::nullopt;
+}
+
+std::variant<nlohmann::json, HarnessError> HarnessProcess::Receive(
+    std::chrono::milliseconds timeout) {
+  if (!alive_) return HarnessError{HarnessFailure::kInternal, options_.label + " is not running"};
   auto line = ReadLineWatched(Clock::now() + timeout);
   if (auto* err = std::get_if<HarnessError>(&line)) return *err;
   nlohmann::json reply = nlohmann::json::parse(std::get<std::string>(line), nullptr, false);

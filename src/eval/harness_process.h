@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "common/result.h"
@@ -54,6 +55,11 @@ class HarnessProcess {
   // The reply JSON (with "ok": true) or a HarnessError.
   std::variant<nlohmann::json, HarnessError> Call(const nlohmann::json& command,
                                                   std::chrono::milliseconds timeout);
+  // Call() in two halves, for a command whose reply is collected later (a
+  // process warming up while other work goes on). Exactly one Receive() per
+  // Send() that succeeded.
+  std::optional<HarnessError> Send(const nlohmann::json& command);
+  std::variant<nlohmann::json, HarnessError> Receive(std::chrono::milliseconds timeout);
 
   // Poll for `done` without sleeping (GPU timing on a dedicated host). Off
   // on a CPU device, where a spinning timer steals a core from the program.

@@ -16,6 +16,10 @@ EvaluatorBackend::EvaluatorBackend(Task task, EvalOptions options, std::vector<i
       gpus_(std::move(gpus)),
       scratch_dir_(std::move(scratch_dir)) {
   if (options_.device == "cpu" || gpus_.empty()) gpus_ = {options_.gpu};
+  for (size_t w = 0; w < gpus_.size(); ++w) {
+    sessions_.push_back(std::make_unique<EvaluationSession>(
+        scratch_dir_ / fmt::format("reference-{}", w), options_.reuse_reference));
+  }
 }
 
 std::string EvaluatorBackend::Describe() const {
@@ -47,7 +51,8 @@ Result<nlohmann::json> EvaluatorBackend::Evaluate(int worker, const EvaluationRe
   }
   try {
     Evaluator evaluator(options);
-    EvalResult result = evaluator.Evaluate(task_, candidate);
+    EvalResult result =
+        evaluator.Evaluate(task_, candidate, sessions_[static_cast<size_t>(worker)].get());
     return result.ToJson();
   } catch (const OperationError& e) {
     return e.error;

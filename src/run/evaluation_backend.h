@@ -46,7 +46,10 @@ class EvaluationBackend {
   virtual std::string Describe() const = 0;
 };
 
-// The Evaluator, one per worker. Candidates are written to
+// The Evaluator, one per worker, each with a EvaluationSession: the reference
+// process, its trials and its torch.compile program are set up for the first
+// candidate a worker evaluates and reused for the next (options.
+// reuse_reference). Candidates are written to
 // `scratch_dir/<candidate id>.py` (or `.cu`; the harness imports them from a
 // file). Native candidates are built by a NativeBuildQueue from Prepare() on,
 // one compile process per core, while earlier candidates are timed; on cuda,
@@ -80,6 +83,7 @@ class EvaluatorBackend : public EvaluationBackend {
   EvalOptions options_;
   std::vector<int> gpus_;
   std::filesystem::path scratch_dir_;
+  std::vector<std::unique_ptr<EvaluationSession>> sessions_;  // one per worker
 };
 
 }  // namespace kforge::run

@@ -1,0 +1,98 @@
+// EvaluationSession: what one evaluation worker keeps from one candidate of a
+// task to the next. Starting the reference process, building Model, running
+// its trials and building its torch.compile program cost the same for every
+// candidate of a task: a session pays for them once, and each evaluation then
+// does only the candidate's side. It also starts the next candidate's process
+// ahead (Python and torch imported, nothing of the candidate loaded), so that
+// start-up is not on the GPU's critical path either. Without reuse it is a
+// one-off: everything is stopped and removed at the end of the evaluation.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "eval/harness_process.h"
+
+namespace kforge {
+
+class EvaluationSession {
+ public:
+  // `dir` holds the processes' scratch directories and the input files the
+  // reference writes; it is created on first use and removed with the session.
+  EvaluationSession(std::filesystem::path dir, bool reuse);
+  ~EvaluationSession();
+  EvaluationSession(const EvaluationSession&) = delete;
+  EvaluationSession& operator=(const EvaluationSession&) = delete;
+
+  bool reuse() const { return reuse_; }
+  const std::filesystem::path& dir() const { return dir_; }
+  std::filesystem::path io_dir() const { return dir_ / "io"; }
+
+  // The running reference process loaded for `key` (the task and every
+  // option its answers depend on), or nullptr: a process for another key,
+  // or one that died, is stopped first.
+  HarnessProcess* Adopt(const std::string& key);
+  // Takes a newly started reference process for `key`.
+  HarnessProcess* Install(HarnessProcess process, const std::string& key);
+  // Its answer to `load` (the device it found), for the evaluations that adopt it.
+  const nlohmann::json& load_reply() const { return load_reply_; }
+  void set_load_reply(nlohmann::json reply) { load_reply_ = std::move(reply); }
+  // Evaluations that used the current reference process, this one included.
+  int uses() const { return uses_; }
+
+  // Input files the reference wrote. One is reused only while it is exactly
+  // as written: same inode, size, modification and status-change times (the
+  // status-change time cannot be set back from user space, so an untrusted
+  // candidate that rewrote the file between evaluations is noticed).
+  bool FileIntact(const std::filesystem::path& path) const;
+  void RecordFile(const std::filesystem::path& path);
+  // Removes a file unless the session keeps it for later evaluations.
+  void DropFile(const std::filesystem::path& path);
+
+  // Starts a candidate process for a later evaluation (with reuse only; a
+  // spare already waiting is kept) and sends it `warm` (CUDA context, lazy
+  // imports; candidate.py) without waiting. `options.scratch_dir` is chosen here.
+  void StartSpareCandidate(HarnessProcess::Options options, const nlohmann::json& warm);
+  // Waits for the spare's warm-up to finish, so that it does nothing while a
+  // timing window runs; a spare that failed to warm up is stopped.
+  void SettleSpare();
+  // The spare, if one is waiting and alive (its scratch dir in
+  // `*scratch_dir`); the caller owns it and removes its scratch dir.
+  std::optional<HarnessProcess> TakeSpareCandidate(std::filesystem::path* scratch_dir);
+  // Gives back a spare that was taken and not used (its candidate failed to
+  // build): still clean, it waits for the next evaluation.
+  void ReturnSpareCandidate(HarnessProcess process, std::filesystem::path scratch_dir);
+
+  // Stops the processes and forgets the files (a reference failure).
+  void Discard();
+
+ private:
+  struct FileStamp {
+    ino_t inode = 0;
+    off_t size = 0;
+    int64_t mtime_ns = 0, ctime_ns = 0;
+    bool operator==(const FileStamp&) const = default;
+  };
+  static std::optional<FileStamp> Stamp(const std::filesystem::path& path);
+  void StopSpare();
+
+  std::filesystem::path dir_;
+  bool reuse_;
+  std::optional<HarnessProcess> reference_;
+  std::string key_;
+  nlohmann::json load_reply_;
+  int uses_ = 0;
+  std::map<std::string, FileStamp> files_;
+  std::optional<HarnessProcess> spare_;
+  std::filesystem::path spare_dir_;
+  bool spare_warming_ = false;  // `warm` sent, reply not read yet
+  int spares_started_ = 0;
+};
+
+}  // namespace kforge
