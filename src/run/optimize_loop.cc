@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "common/hash.h"
+#include "kb/textual_gradient.h"
 #include "llm/types.h"
 #include "run/evaluation_records.h"
 
@@ -105,6 +106,9 @@ OptimizeLoop::~OptimizeLoop() {
   for (auto& [id, t] : evaluation_threads_) {
     if (t.joinable()) t.join();
   }
+  for (auto& [id, t] : knowledge_threads_) {
+    if (t.joinable()) t.join();
+  }
 }
 
 void OptimizeLoop::JoinThread(std::map<uint64_t, std::thread>& threads, uint64_t key) {
@@ -121,6 +125,13 @@ Status OptimizeLoop::Rebuild() {
   if (!evaluations) return evaluations.error();
   std::map<std::string, const EvaluationRecord*> eval_of;
   for (const EvaluatedCandidate& e : *evaluations) eval_of[e.candidate.id] = &e.evaluation;
+  RunKnowledge* knowledge = context_.knowledge;
+  if (knowledge != nullptr) {
+    // Which candidates named a technique, and whose update is already applied.
+    auto events = store_.EventsOfRun(context_.run_id);
+    if (!events) return events.error();
+    knowledge->Rebuild(*events);
+  }
 
   std::vector<CandidateRecord> ordered = std::move(candidates).value();
   std::stable_sort(
@@ -137,6 +148,11 @@ Status OptimizeLoop::Rebuild() {
       awaiting_[c.iteration] = std::move(observation).value();
       ++evaluations_;
       const EvaluationRecord& e = *it->second;
+      if (knowledge != nullptr) {
+        knowledge->NoteEvaluation(c, e, /*live=*/false);
+        // Evaluated before the stop but not learned from yet: do it now, once.
+        if (auto update = knowledge->UpdateFor(c, e)) rebuilt_updates_.push_back(*update);
+      }
       if (e.accepted && e.verdict == "ok" && e.speedup_eager &&
           (!best_speedup_ || *e.speedup_eager > *best_speedup_)) {
         best_speedup_ = e.speedup_eager;
@@ -225,6 +241,9 @@ void OptimizeLoop::LaunchProposals() {
          recorded_ + proposing_ < options_.iterations) {
     std::optional<search::Proposal> proposal = strategy_.Propose();
     if (!proposal) return;
+    // The slot is the iteration the answer's candidate would get.
+    if (context_.knowledge != nullptr)
+      context_.knowledge->Decorate(*proposal, recorded_ + proposing_);
     ++proposing_;
     uint64_t id = proposal->id;
     auto mailbox = mailbox_;
@@ -244,6 +263,7 @@ void OptimizeLoop::LaunchProposals() {
           auto reply = model.AskForCode(p.stage, p.prompt, p.code_langs);
           if (reply) {
             done.code = std::move(reply->code.code);
+            done.reply_text = std::move(reply->response.text);
             done.llm_call_id = reply->response.call_id;
           } else {
             done.error = reply.error();
@@ -261,6 +281,12 @@ void OptimizeLoop::LaunchProposals() {
 
 void OptimizeLoop::DispatchEvaluations() {
   if (cause_ == Cause::kSignal || cause_ == Cause::kFatal) return;
+  if (profiling_ || StartProfile()) return;  // ncu has the GPU
+  // A profile waits for every worker to be idle: dispatch no more meanwhile.
+  if (context_.knowledge != nullptr && context_.knowledge->HasProfileJob() &&
+      !evaluating_.empty() && cause_ == Cause::kNone) {
+    return;
+  }
   for (int worker = 0; worker < backend_.workers() && !queue_.empty(); ++worker) {
     if (evaluating_.count(worker) > 0) continue;
     std::string candidate_id = queue_.front();
@@ -292,9 +318,15 @@ void OptimizeLoop::DispatchEvaluations() {
 }
 
 bool OptimizeLoop::Finished() {
-  if (proposing_ > 0 || !evaluating_.empty()) return false;
+  if (proposing_ > 0 || !evaluating_.empty() || knowledge_updates_ > 0 || profiling_) return false;
   bool evaluations_stopped = cause_ == Cause::kSignal || cause_ == Cause::kFatal;
   if (!queue_.empty() && !evaluations_stopped) return false;
+  if (context_.knowledge != nullptr) {
+    // Profiles still queued are for prompts no longer coming; their updates go ahead without.
+    std::vector<KnowledgeUpdate> waiting = context_.knowledge->DropProfiles();
+    for (KnowledgeUpdate& u : waiting) StartKnowledgeUpdate(std::move(u));
+    if (knowledge_updates_ > 0) return false;
+  }
   if (cause_ != Cause::kNone) return true;
   if (evaluations_ >= options_.iterations) return true;
   // Nothing in flight, nothing queued, and still short of the target: only
@@ -327,7 +359,9 @@ void OptimizeLoop::Unusable(const search::Proposal& proposal, const std::string&
 void OptimizeLoop::Handle(ProposalDone done) {
   --proposing_;
   JoinThread(proposal_threads_, done.proposal.id);
+  uint64_t proposal_id = done.proposal.id;
   HandleProposal(std::move(done));
+  if (context_.knowledge != nullptr) context_.knowledge->Forget(proposal_id);
   if (calls_since_candidate_ >= options_.max_calls_per_candidate) {
     Stop(Cause::kUnusable, fmt::format("{} LLM calls in a row produced no new candidate; see "
                                        "run.max_calls_per_candidate",
@@ -407,6 +441,12 @@ void OptimizeLoop::HandleProposal(ProposalDone done) {
   queue_.push_back(c.id);
   backend_.Prepare({c.id, c.iteration, c.source, c.sha256});  // builds may start now
   strategy_.Settle(p.id, {Kind::kSubmitted, c.id, c.iteration, {}, ""});
+  if (context_.knowledge != nullptr) {
+    // Durable: a resumed run must know which technique this candidate applied.
+    if (auto event = context_.knowledge->OnCandidate(p, c, done.reply_text)) {
+      if (auto seq = store_.RecordEvent(*event); !seq) Fail(seq.error());
+    }
+  }
   unevaluated_[c.id] = std::move(c);
 }
 
@@ -451,6 +491,13 @@ void OptimizeLoop::Handle(EvaluationDone done) {
          {"compile", record.speedup_compile ? json(*record.speedup_compile) : json(nullptr)}}}});
   store_.RecordEventAsync(std::move(event));
 
+  if (context_.knowledge != nullptr) {
+    context_.knowledge->NoteEvaluation(c, record, /*live=*/true);
+    if (auto update = context_.knowledge->UpdateFor(c, record)) {
+      StartKnowledgeUpdate(std::move(*update));
+    }
+  }
+
   auto observation = MakeObservation(c, record.eval_json);
   if (!observation) {
     Fail(observation.error());
@@ -463,6 +510,82 @@ void OptimizeLoop::Handle(EvaluationDone done) {
   unevaluated_.erase(it);
   DeliverObservations();
   progress_.Event(line, Snapshot());
+}
+
+void OptimizeLoop::StartKnowledgeUpdate(KnowledgeUpdate update) {
+  // Interrupted or failed: not applied here, so `kforge resume` applies it.
+  if (cause_ == Cause::kSignal || cause_ == Cause::kFatal) return;
+  if (!context_.knowledge->textual_gradient()) {
+    StageReplies skipped;
+    for (const char* stage :
+         {kb::kStagePolicyEvaluation, kb::kStagePerfGapAnalysis, kb::kStageParameterUpdate}) {
+      skipped.status[stage] = "skipped";
+    }
+    ApplyKnowledgeUpdate(update, skipped);
+    return;
+  }
+  ++knowledge_updates_;
+  uint64_t key = next_knowledge_thread_++;
+  auto mailbox = mailbox_;
+  ModelClient& model = model_;
+  knowledge_threads_[key] = std::thread([mailbox, &model, key, u = std::move(update)]() mutable {
+    KnowledgeStagesDone done;
+    done.thread = key;
+    done.replies = RunKnowledge::RunStages(model, u);
+    done.update = std::move(u);
+    mailbox->Post(std::move(done));
+  });
+}
+
+void OptimizeLoop::Handle(KnowledgeStagesDone done) {
+  --knowledge_updates_;
+  JoinThread(knowledge_threads_, done.thread);
+  ApplyKnowledgeUpdate(done.update, done.replies);
+}
+
+void OptimizeLoop::ApplyKnowledgeUpdate(const KnowledgeUpdate& update,
+                                        const StageReplies& replies) {
+  auto detail = context_.knowledge->Apply(store_, update, replies);
+  if (!detail) {
+    Fail(detail.error());
+    return;
+  }
+  const json& gain = (*detail)["predicted_gain"];
+  progress_.Event(
+      fmt::format("kb: {} in state {} (candidate {}): predicted gain {} -> {:.3f}x{}",
+                  update.technique, update.step.state, Short(update.candidate_id),
+                  gain["old"].is_number() ? fmt::format("{:.3f}x", gain["old"].get<double>())
+                                          : std::string("new"),
+                  gain["new"].get<double>(),
+                  (*detail)["text_update"].is_null() ? "" : ", entry rewritten"),
+      Snapshot());
+}
+
+bool OptimizeLoop::StartProfile() {
+  if (context_.knowledge == nullptr || !evaluating_.empty() || cause_ != Cause::kNone) {
+    return false;
+  }
+  std::optional<ProfileJob> job = context_.knowledge->NextProfileJob();
+  if (!job) return false;
+  profiling_ = true;
+  uint64_t key = next_knowledge_thread_++;
+  auto mailbox = mailbox_;
+  const RunKnowledge& knowledge = *context_.knowledge;
+  knowledge_threads_[key] = std::thread([mailbox, &knowledge, key, j = std::move(*job)] {
+    ProfileDone done;
+    done.thread = key;
+    done.result = knowledge.RunProfile(j);
+    mailbox->Post(std::move(done));
+  });
+  return true;
+}
+
+void OptimizeLoop::Handle(ProfileDone done) {
+  profiling_ = false;
+  JoinThread(knowledge_threads_, done.thread);
+  for (KnowledgeUpdate& u : context_.knowledge->OnProfile(done.result)) {
+    StartKnowledgeUpdate(std::move(u));
+  }
 }
 
 ProgressSnapshot OptimizeLoop::Snapshot() const {
@@ -519,6 +642,18 @@ Result<LoopOutcome> OptimizeLoop::Run() {
   started_ = Clock::now();
   if (Status st = Rebuild(); !st) return st.error();
   if (Status st = Begin(); !st) return st.error();
+  if (context_.knowledge != nullptr) {
+    // The first prompts want the reference's state: profile it before anything runs.
+    while (std::optional<ProfileJob> job = context_.knowledge->NextProfileJob()) {
+      progress_.Event("kb: profiling " + job->key + " with Nsight Compute", Snapshot());
+      for (KnowledgeUpdate& u :
+           context_.knowledge->OnProfile(context_.knowledge->RunProfile(*job))) {
+        rebuilt_updates_.push_back(std::move(u));
+      }
+    }
+    for (KnowledgeUpdate& u : rebuilt_updates_) StartKnowledgeUpdate(std::move(u));
+    rebuilt_updates_.clear();
+  }
   LoopOutcome outcome;
   auto next_tick = Clock::now();
   while (true) {

@@ -33,6 +33,7 @@
 #include "run/model_client.h"
 #include "run/progress.h"
 #include "run/run_config.h"
+#include "run/run_knowledge.h"
 #include "run/stop_request.h"
 #include "search/strategy.h"
 #include "store/store.h"
@@ -53,6 +54,8 @@ struct LoopContext {
   std::string run_id;
   std::string candidate_format;  // recorded with each candidate
   bool resumed = false;          // run_resumed instead of run_started
+  // The knowledge base's part in the run (run_knowledge.h); null: not used.
+  RunKnowledge* knowledge = nullptr;
 };
 
 class OptimizeLoop {
@@ -75,6 +78,7 @@ class OptimizeLoop {
     search::Proposal proposal;
     std::optional<llm::LlmError> error;
     std::string code;
+    std::string reply_text;  // the whole reply, for the technique it names
     std::string llm_call_id;
     nlohmann::json value;
   };
@@ -84,7 +88,16 @@ class OptimizeLoop {
     std::optional<Error> error;
     nlohmann::json result;
   };
-  using Message = std::variant<ProposalDone, EvaluationDone>;
+  struct KnowledgeStagesDone {
+    uint64_t thread = 0;
+    KnowledgeUpdate update;
+    StageReplies replies;
+  };
+  struct ProfileDone {
+    uint64_t thread = 0;
+    ProfileResult result;
+  };
+  using Message = std::variant<ProposalDone, EvaluationDone, KnowledgeStagesDone, ProfileDone>;
 
   // Messages from the proposal and evaluation threads to the scheduler.
   // Shared, so a thread still running after an abandoned Run() posts safely.
@@ -109,6 +122,14 @@ class OptimizeLoop {
   void Handle(ProposalDone done);
   void HandleProposal(ProposalDone done);
   void Handle(EvaluationDone done);
+  void Handle(KnowledgeStagesDone done);
+  void Handle(ProfileDone done);
+  // The textual-gradient stages on a thread (or the update at once without
+  // them). Skipped once the run is interrupted or failed: resume does it.
+  void StartKnowledgeUpdate(KnowledgeUpdate update);
+  void ApplyKnowledgeUpdate(const KnowledgeUpdate& update, const StageReplies& replies);
+  // ncu gets the GPU only while no evaluation runs. True when a profile started.
+  bool StartProfile();
   void Unusable(const search::Proposal& proposal, const std::string& reason);
   void Stop(Cause cause, std::string reason);
   void Fail(Error error);
@@ -151,6 +172,12 @@ class OptimizeLoop {
 
   std::map<uint64_t, std::thread> proposal_threads_;    // by proposal id
   std::map<uint64_t, std::thread> evaluation_threads_;  // by worker
+  // Knowledge-base stages and profiles in flight.
+  std::map<uint64_t, std::thread> knowledge_threads_;
+  uint64_t next_knowledge_thread_ = 1;
+  int knowledge_updates_ = 0;
+  bool profiling_ = false;
+  std::vector<KnowledgeUpdate> rebuilt_updates_;  // evaluated before a resume, not yet applied
 };
 
 }  // namespace kforge::run

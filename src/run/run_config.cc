@@ -6,7 +6,8 @@ namespace kforge::run {
 
 namespace {
 constexpr int64_t kMaxInFlightCap = 64;
-}
+constexpr int64_t kMaxKbTopK = 20;
+}  // namespace
 
 void RegisterRunConfig(ConfigSchema& s) {
   LoopOptions d;
@@ -21,6 +22,21 @@ void RegisterRunConfig(ConfigSchema& s) {
          "evaluation workers on cuda, one GPU each (0: one per visible GPU; --gpu picks one)"});
   s.Add({"run.status_interval_ms", d.status_interval_ms,
          "how often the live status line is refreshed on a terminal"});
+  KbRunOptions kb;
+  s.Add({"kb.enabled", kb.enabled,
+         "offer the knowledge base's techniques for the parent's performance state in code "
+         "prompts, and learn from each candidate that names one"});
+  s.Add({"kb.top_k", int64_t{kb.top_k}, "kb: techniques drawn (weighted random) per prompt"});
+  s.Add({"kb.temperature", kb.temperature,
+         "kb: selection temperature (weight gain^(1/T)); lower is greedier"});
+  s.Add({"kb.textual_gradient", kb.textual_gradient,
+         "kb: after each evaluation, the three text stages (kb_policy_evaluation, "
+         "kb_perf_gap_analysis, kb_parameter_update) rewrite the technique's entry"});
+  s.Add({"kb.profile", kb.profile,
+         "kb: auto (Nsight Compute on cuda when ncu is found; none on cpu), ncu (required), or "
+         "off; without a profile the state is 'unknown'"});
+  s.Add({"kb.ncu", kb.ncu, "kb: the Nsight Compute CLI"});
+  s.Add({"kb.profile_timeout_s", kb.profile_timeout_s, "kb: time limit of one ncu profile"});
 }
 
 Result<LoopOptions> LoopOptionsFromConfig(const Config& c) {
@@ -53,6 +69,32 @@ Result<LoopOptions> LoopOptionsFromConfig(const Config& c) {
 
 int64_t WorkersFromConfig(const Config& c) {
   return c.GetInt("run.workers");
+}
+
+Result<KbRunOptions> KbRunOptionsFromConfig(const Config& c) {
+  KbRunOptions o;
+  o.enabled = c.GetBool("kb.enabled");
+  int64_t top_k = c.GetInt("kb.top_k");
+  if (top_k < 1 || top_k > kMaxKbTopK) {
+    return Error::BadInput(
+        fmt::format("config key 'kb.top_k' must be between 1 and {}", kMaxKbTopK));
+  }
+  o.top_k = static_cast<int>(top_k);
+  o.temperature = c.GetDouble("kb.temperature");
+  if (!(o.temperature > 0)) return Error::BadInput("config key 'kb.temperature' must be positive");
+  o.textual_gradient = c.GetBool("kb.textual_gradient");
+  o.profile = c.GetString("kb.profile");
+  if (o.profile != "auto" && o.profile != "ncu" && o.profile != "off") {
+    return Error::BadInput(
+        fmt::format("config key 'kb.profile' must be auto, ncu or off, not '{}'", o.profile));
+  }
+  o.ncu = c.GetString("kb.ncu");
+  if (o.ncu.empty()) return Error::BadInput("config key 'kb.ncu' cannot be empty");
+  o.profile_timeout_s = c.GetInt("kb.profile_timeout_s");
+  if (o.profile_timeout_s < 1) {
+    return Error::BadInput("config key 'kb.profile_timeout_s' must be positive");
+  }
+  return o;
 }
 
 }  // namespace kforge::run

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "common/config.h"
 #include "common/result.h"
@@ -22,10 +23,25 @@ struct LoopOptions {
   int64_t status_interval_ms = 1000;  // live status refresh on a terminal
 };
 
+// The knowledge base in a run (kb.*; docs/knowledge-base.md, "In a run").
+struct KbRunOptions {
+  bool enabled = true;           // offer the knowledge base's techniques in code prompts
+  int top_k = 3;                 // techniques drawn per prompt
+  double temperature = 0.2;      // Select's temperature: lower is greedier
+  bool textual_gradient = true;  // the three text stages after each evaluation
+  // auto: Nsight Compute on cuda when `ncu` is found, none on cpu; ncu: required
+  // (an error on cpu or without ncu); off: never (state "unknown").
+  std::string profile = "auto";
+  std::string ncu = "ncu";
+  int64_t profile_timeout_s = 600;
+};
+
 void RegisterRunConfig(ConfigSchema& schema);
 // kBadInput for out-of-range values. `iterations` is left 0 (a flag sets it).
 Result<LoopOptions> LoopOptionsFromConfig(const Config& config);
 // run.workers: evaluation workers on cuda (0: one per visible GPU).
 int64_t WorkersFromConfig(const Config& config);
+// kBadInput for out-of-range values or an unknown kb.profile.
+Result<KbRunOptions> KbRunOptionsFromConfig(const Config& config);
 
 }  // namespace kforge::run

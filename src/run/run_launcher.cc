@@ -15,6 +15,7 @@
 #include "run/device_probe.h"
 #include "run/evaluation_backend.h"
 #include "run/model_client.h"
+#include "run/run_knowledge.h"
 #include "run/store_call_log.h"
 #include "run/strategy_factory.h"
 #include "search/baseline/prompt_templates.h"
@@ -84,6 +85,7 @@ struct RunParts {
   std::unique_ptr<llm::LlmSession> session;
   std::unique_ptr<SessionModelClient> model;
   std::unique_ptr<search::Strategy> strategy;
+  std::unique_ptr<RunKnowledge> knowledge;  // null: kb.enabled is false
   std::unique_ptr<EvaluatorBackend> backend;
   std::unique_ptr<OptimizeLoop> loop;
 
@@ -93,6 +95,7 @@ struct RunParts {
     (void)session.release();
     (void)model.release();
     (void)strategy.release();
+    (void)knowledge.release();
     (void)backend.release();
     (void)loop.release();
   }
@@ -133,6 +136,22 @@ Status PrepareParts(Store& store, const PreparedRun& p, bool resumed, RunParts& 
   auto strategy = MakeStrategy(p.run.strategy, context, *templates, p.config);
   if (!strategy) return strategy.error();
   parts.strategy = std::move(strategy).value();
+
+  auto kb_options = KbRunOptionsFromConfig(p.config);
+  if (!kb_options) return kb_options.error();
+  if (kb_options->enabled) {
+    KnowledgeSetup setup;
+    setup.run_id = p.run.id;
+    setup.seed = static_cast<uint64_t>(p.run.seed);
+    setup.device = p.run.device;
+    setup.hardware = p.hardware;
+    setup.task_path = p.task.path;
+    setup.gpu = p.gpus.empty() ? 0 : p.gpus.front();
+    setup.options = *kb_options;
+    auto knowledge = RunKnowledge::Open(store, std::move(setup), *templates);
+    if (!knowledge) return knowledge.error();
+    parts.knowledge = std::move(knowledge).value();
+  }
   return Status::Ok();
 }
 
@@ -147,9 +166,10 @@ Result<RunEnd> Execute(Store& store, PreparedRun& p, bool resumed, RunParts& par
   eval.policy = p.policy == "any" ? Policy::kAny : Policy::kStrict;
   eval.gpu = p.gpus.empty() ? 0 : p.gpus.front();
   parts.backend = std::make_unique<EvaluatorBackend>(p.task, eval, p.gpus, p.scratch);
-  parts.loop = std::make_unique<OptimizeLoop>(store, LoopContext{p.run.id, p.format, resumed},
-                                              *parts.strategy, *parts.model, *parts.backend,
-                                              *loop_options, stop, progress);
+  if (parts.knowledge) parts.knowledge->SetScratch(p.scratch);
+  parts.loop = std::make_unique<OptimizeLoop>(
+      store, LoopContext{p.run.id, p.format, resumed, parts.knowledge.get()}, *parts.strategy,
+      *parts.model, *parts.backend, *loop_options, stop, progress);
   LinePrinter::Get().Line(fmt::format(
       "kforge: run {} {}: task {}, strategy {}, {} iterations, model {}, evaluating on {}",
       p.run.id, resumed ? "resumed" : "started", p.task.name, p.run.strategy,
