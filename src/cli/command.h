@@ -46,5 +46,7 @@ void AddProfileCommand(CLI::App& root, CommandTable& table);
 void AddKbCommand(CLI::App& root, CommandTable& table);
 void AddBaselineCommand(CLI::App& root, CommandTable& table);
 void AddBenchCommand(CLI::App& root, CommandTable& table);
+void AddServeCommand(CLI::App& root, CommandTable& table);
+void AddExportCommand(CLI::App& root, CommandTable& table);
 
 }  // namespace kforge::cli

@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
   kforge::cli::AddKbCommand(app, table);
   kforge::cli::AddBaselineCommand(app, table);
   kforge::cli::AddBenchCommand(app, table);
+  kforge::cli::AddServeCommand(app, table);
+  kforge::cli::AddExportCommand(app, table);
 
   try {
     app.parse(argc, argv);
