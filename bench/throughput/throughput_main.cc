@@ -209,8 +209,14 @@ int main(int argc, char** argv) {
     const json extra = r.value("extra", json::object());
     rows.back()["phase_seconds"] = extra.value("phase_seconds", json::object());
     rows.back()["session"] = extra.value("session", json::object());
-    rows.back()["timing_window_seconds"] =
-        extra.value("timing_window", json::object()).value("seconds", json(nullptr));
+    const json window = extra.value("timing_window", json::object());
+    rows.back()["timing_window_seconds"] = window.value("seconds", json(nullptr));
+    rows.back()["timing_stopped_by"] = window.value("stopped_by", json(nullptr));
+    // Paid by the first candidate of a session only: lets slices of a run be
+    // combined as if run in one go.
+    rows.back()["torch_compile_seconds"] = extra.contains("torch_compile_reused")
+                                               ? json(0.0)
+                                               : extra.value("torch_compile_seconds", json(0.0));
     std::string phases;
     for (const auto& [name, s] : rows.back()["phase_seconds"].items()) {
       phases += fmt::format(" {} {:.1f}", name, s.get<double>());

@@ -7,6 +7,8 @@ import sys
 
 import torch
 
+from .tensors import OpaqueValue
+
 CHUNK = 1 << 25
 
 
@@ -17,7 +19,9 @@ def _stats_one(ref, cand, atol, rtol):
            "cand_dtype": str(cand.dtype) if isinstance(cand, torch.Tensor) else None}
     if not isinstance(cand, torch.Tensor):
         out["shape_ok"] = False
-        out["detail"] = f"output is {type(cand).__name__}, not a tensor"
+        # An OpaqueValue stands for what the candidate returned: name that.
+        kind = cand.type_name if isinstance(cand, OpaqueValue) else type(cand).__name__
+        out["detail"] = f"output is {kind}, not a tensor"
         return out
     if tuple(ref.shape) != tuple(cand.shape):
         out["shape_ok"] = False

@@ -155,14 +155,30 @@ class Reference:
         self._remember(k, key, reply, outputs)
         return reply
 
+    def _load_candidate_file(self, path):
+        """The candidate's outputs, or None with the reason when the file it
+        wrote is not a valid one: a hostile or broken candidate fails its own
+        comparison, never the task's reference process."""
+        try:
+            return load_tensors(path, self.device.torch_device), None
+        except (ValueError, OSError) as exc:
+            return None, {"ok": True, "count_ok": False, "outputs": [],
+                          "detail": f"the candidate's output file is unusable: {exc}"}
+
     def cmd_compare(self, msg):
         refs = self.trials[msg["trial"]]["outputs"]
-        cands = load_tensors(msg["file"], self.device.torch_device)
+        cands, unusable = self._load_candidate_file(msg["file"])
+        if unusable:
+            return unusable
         return {"ok": True, **compare.compare_lists(refs, cands, msg["atol"], msg["rtol"])}
 
     def cmd_compare_pair(self, msg):
-        a = load_tensors(msg["file_a"], self.device.torch_device)
-        b = load_tensors(msg["file_b"], self.device.torch_device)
+        a, unusable = self._load_candidate_file(msg["file_a"])
+        if unusable:
+            return unusable
+        b, unusable = self._load_candidate_file(msg["file_b"])
+        if unusable:
+            return unusable
         return {"ok": True, **compare.compare_lists(a, b, msg["atol"], msg["rtol"])}
 
     def cmd_variant(self, msg):

@@ -8,8 +8,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr double kMilestoneMargin = 1.05;
-
 json OptNum(const std::optional<double>& v) {
   return v ? json(*v) : json(nullptr);
 }

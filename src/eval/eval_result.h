@@ -64,6 +64,10 @@ struct EvalResult {
   std::string ToText() const;
 };
 
+// A speedup counts toward a milestone when it exceeds this (5% over the
+// baseline, so that noise alone does not earn the reward).
+inline constexpr double kMilestoneMargin = 1.05;
+
 // CUDA Agent's milestone reward: −1 not accepted; 3 faster than both eager
 // and compile by more than 5%; 2 faster than eager by more than 5%; else 1.
 int MilestoneReward(bool accepted, std::optional<double> speedup_eager,

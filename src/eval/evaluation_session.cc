@@ -35,11 +35,17 @@ HarnessProcess* EvaluationSession::Install(HarnessProcess process, const std::st
   return &*reference_;
 }
 
+void EvaluationSession::OfferSpeedup(const RatioEstimate& speedup) {
+  if (!reference_ || !(speedup.value > 0)) return;
+  if (!best_speedup_ || speedup.value > best_speedup_->value) best_speedup_ = speedup;
+}
+
 void EvaluationSession::Discard() {
   if (reference_) reference_->Stop();
   reference_.reset();
   key_.clear();
   uses_ = 0;
+  best_speedup_.reset();
   std::error_code ec;
   for (const auto& [path, stamp] : files_) fs::remove(path, ec);
   files_.clear();

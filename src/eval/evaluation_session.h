@@ -18,6 +18,7 @@
 #include <string>
 
 #include "eval/harness_process.h"
+#include "eval/sample_stats.h"
 
 namespace kforge {
 
@@ -45,6 +46,13 @@ class EvaluationSession {
   void set_load_reply(nlohmann::json reply) { load_reply_ = std::move(reply); }
   // Evaluations that used the current reference process, this one included.
   int uses() const { return uses_; }
+
+  // The best accepted speedup over eager measured against the current
+  // reference process, the racing rule's target (sample_stats.h): a later
+  // candidate clearly below it ends its timing window early. Forgotten with
+  // the reference process.
+  const std::optional<RatioEstimate>& best_speedup() const { return best_speedup_; }
+  void OfferSpeedup(const RatioEstimate& speedup);
 
   // Input files the reference wrote. One is reused only while it is exactly
   // as written: same inode, size, modification and status-change times (the
@@ -88,6 +96,7 @@ class EvaluationSession {
   std::string key_;
   nlohmann::json load_reply_;
   int uses_ = 0;
+  std::optional<RatioEstimate> best_speedup_;
   std::map<std::string, FileStamp> files_;
   std::optional<HarnessProcess> spare_;
   std::filesystem::path spare_dir_;

@@ -39,6 +39,31 @@ class EvaluationSessionTest : public ::testing::Test {
   static void Write(const fs::path& p, const std::string& text) {
     std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
   }
+  // The example task, and the reference itself as its candidate.
+  static Task ExampleTask() {
+    auto task =
+        LoadTaskFile(fs::path(KFORGE_SOURCE_DIR) / "examples/tasks/fused_bias_relu6_scale.py");
+    EXPECT_TRUE(task.ok()) << task.error().message;
+    return task.ok() ? *task : Task{};
+  }
+  static Candidate ReferenceCandidate() {
+    auto c = LoadCandidateFile(
+        fs::path(KFORGE_SOURCE_DIR) / "examples/candidates/fused_bias_relu6_scale_reference.py",
+        "cpu");
+    EXPECT_TRUE(c.ok()) << c.error().message;
+    return c.ok() ? *c : Candidate{};
+  }
+  // A short CPU evaluation of any policy, timed without torch.compile.
+  EvalOptions CpuOptions() const {
+    EvalOptions o;
+    o.device = "cpu";
+    o.policy = Policy::kAny;
+    o.time_compile = false;
+    o.use_baseline_cache = false;
+    o.min_samples = 3;
+    o.scratch_root = root_ / "scratch";
+    return o;
+  }
   fs::path root_;
   std::string old_cache_;
 };
@@ -81,12 +106,11 @@ TEST_F(EvaluationSessionTest, KeptFilesStayOnlyWithReuse) {
 // one session agree with one-off evaluations, and the second is answered by
 // the same reference process.
 TEST_F(EvaluationSessionTest, CandidatesOfATaskShareTheReference) {
-  const fs::path src = KFORGE_SOURCE_DIR;
-  auto task = LoadTaskFile(src / "examples/tasks/fused_bias_relu6_scale.py");
-  ASSERT_TRUE(task.ok()) << task.error().message;
-  auto good =
-      LoadCandidateFile(src / "examples/candidates/fused_bias_relu6_scale_reference.py", "cpu");
-  ASSERT_TRUE(good.ok()) << good.error().message;
+  const Task task_value = ExampleTask();
+  const Candidate good_value = ReferenceCandidate();
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  const Task* task = &task_value;
+  const Candidate* good = &good_value;
   fs::path wrong_path = root_ / "wrong.py";
   std::string wrong_source = good->source + "\n_orig = ModelNew.forward\n" +
                              "ModelNew.forward = lambda self, *a: _orig(self, *a) * 1.01\n";
@@ -94,15 +118,9 @@ TEST_F(EvaluationSessionTest, CandidatesOfATaskShareTheReference) {
   auto wrong = LoadCandidateFile(wrong_path, "cpu");
   ASSERT_TRUE(wrong.ok());
 
-  EvalOptions o;
-  o.device = "cpu";
-  o.policy = Policy::kAny;
-  o.time_compile = false;
-  o.use_baseline_cache = false;
-  o.min_samples = 3;
+  EvalOptions o = CpuOptions();
   o.min_timing_seconds = 0.05;
   o.max_timing_seconds = 0.5;
-  o.scratch_root = root_ / "scratch";
   Evaluator evaluator(o);
   EvaluationSession session(root_ / "session", /*reuse=*/true);
 
@@ -134,6 +152,66 @@ TEST_F(EvaluationSessionTest, CandidatesOfATaskShareTheReference) {
   EXPECT_TRUE(alone.correct);
   EXPECT_EQ(alone.extra["session"]["reference_evaluation"], 1);
   EXPECT_EQ(alone.max_abs_err, first.max_abs_err);
+}
+
+// The racing rule on real CPU evaluations: after an accepted candidate set
+// the session's best, a correct but clearly slower one stops being timed once
+// the window's minimum has passed, although the noise target (set out of
+// reach here) is not met; the first ran to the time cap.
+TEST_F(EvaluationSessionTest, AClearlySlowerCandidateIsRacedOut) {
+  const Task task_value = ExampleTask();
+  const Candidate good_value = ReferenceCandidate();
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  const Task* task = &task_value;
+  const Candidate* good = &good_value;
+  fs::path slow_path = root_ / "slow.py";
+  // The same answer, computed six times over.
+  std::string slow_source = good->source + R"PY(
+
+_once = ModelNew.forward
+
+
+def _six_times(self, x):
+    for _ in range(5):
+        _once(self, x)
+    return _once(self, x)
+
+
+ModelNew.forward = _six_times
+)PY";
+  Write(slow_path, slow_source);
+  auto slow = LoadCandidateFile(slow_path, "cpu");
+  ASSERT_TRUE(slow.ok());
+
+  EvalOptions o = CpuOptions();
+  o.target_noise = 1e-9;
+  o.min_timing_seconds = 0.3;
+  o.max_timing_seconds = 3;
+  Evaluator evaluator(o);
+  EvaluationSession session(root_ / "session", /*reuse=*/true);
+
+  EvalResult first = evaluator.Evaluate(*task, *good, &session);
+  ASSERT_TRUE(first.accepted) << first.error.value_or("");
+  EXPECT_EQ(first.extra["timing_window"]["stopped_by"], "time_cap");
+  ASSERT_TRUE(session.best_speedup().has_value());
+  EXPECT_DOUBLE_EQ(session.best_speedup()->value, first.speedup_eager.value());
+
+  EvalResult second = evaluator.Evaluate(*task, *slow, &session);
+  ASSERT_TRUE(second.correct) << second.error.value_or("");
+  EXPECT_EQ(second.extra["timing_window"]["stopped_by"], "clear_of_best");
+  EXPECT_LT(second.extra["timing_window"]["seconds"].get<double>(), o.max_timing_seconds);
+  EXPECT_DOUBLE_EQ(second.extra["timing_window"]["session_best_speedup"].get<double>(),
+                   first.speedup_eager.value());
+  EXPECT_LT(second.speedup_eager.value(), 0.5 * first.speedup_eager.value());
+  // The best stays the faster one.
+  EXPECT_DOUBLE_EQ(session.best_speedup()->value, first.speedup_eager.value());
+
+  // Without racing the same candidate is timed to the cap.
+  EvalOptions no_race = o;
+  no_race.race_sigmas = 0;
+  EvalResult third = Evaluator(no_race).Evaluate(*task, *slow, &session);
+  ASSERT_TRUE(third.correct);
+  EXPECT_EQ(third.extra["timing_window"]["stopped_by"], "time_cap");
 }
 
 }  // namespace

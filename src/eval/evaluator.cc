@@ -42,6 +42,9 @@ void RegisterEvalConfig(ConfigSchema& s) {
   s.Add({"eval.timing.min_seconds", d.min_timing_seconds,
          "shortest timing window (seconds), even when the noise target is met"});
   s.Add({"eval.timing.max_seconds", d.max_timing_seconds, "cap on one timing window (seconds)"});
+  s.Add({"eval.timing.race_sigmas", d.race_sigmas,
+         "end a candidate's window early once its speedup is this many standard errors below "
+         "the best of its session (0: never)"});
   s.Add({"eval.timing.min_sample_ms", d.min_sample_ms,
          "GPU: enough calls per sample that one sample lasts this long (ms)"});
   s.Add({"eval.timing.max_calls_per_sample", int64_t{d.max_calls_per_sample},
@@ -101,6 +104,10 @@ EvalOptions EvalOptionsFromConfig(const Config& c) {
   o.target_noise = c.GetDouble("eval.timing.target_noise");
   o.max_timing_seconds = c.GetDouble("eval.timing.max_seconds");
   o.min_timing_seconds = c.GetDouble("eval.timing.min_seconds");
+  o.race_sigmas = c.GetDouble("eval.timing.race_sigmas");
+  if (o.race_sigmas < 0) {
+    throw OperationError{Error::BadInput("eval.timing.race_sigmas must be >= 0")};
+  }
   o.min_sample_ms = c.GetDouble("eval.timing.min_sample_ms");
   o.max_calls_per_sample = static_cast<int>(c.GetInt("eval.timing.max_calls_per_sample"));
   if (o.min_sample_ms < 0 || o.max_calls_per_sample < 1 || o.max_calls_per_sample > 1024) {
@@ -266,6 +273,8 @@ class EvaluationRun {
   void RunInputVariants();
   void RerunTimedProgram();
   void TimeWindow(bool with_candidate);
+  bool RacedOut(const TimedProgram* eager, const TimedProgram* compiled,
+                const TimedProgram* cand) const;
   void CheckTimedOutput();
   void FinalRuntimeChecks();
   void SpeedOfLight();
@@ -330,6 +339,8 @@ class EvaluationRun {
   bool static_rejected_ = false;
   double atol_ = 0, rtol_ = 0;
   double ref_seconds_ = 0;
+  // The candidate's speedup over eager and its error, from the window.
+  std::optional<RatioEstimate> speedup_estimate_;
   uint64_t output_bytes_ = 0;
   std::string out_dtype_;
   json ref_trial0_;
@@ -1215,14 +1226,24 @@ void EvaluationRun::TimeWindow(bool with_candidate) {
     // A few quiet samples are not enough: clock and thermal drift act over
     // tenths of a second, and only a window that long, of many shuffled
     // batches, lets them hit every program alike.
-    if (elapsed < opt_.min_timing_seconds) enough = false;
-    if (enough || capped || elapsed > opt_.max_timing_seconds) {
+    const bool long_enough = elapsed >= opt_.min_timing_seconds;
+    if (!long_enough) enough = false;
+    const bool raced = !enough && long_enough && cand != nullptr && RacedOut(eager, compiled, cand);
+    if (enough || raced || capped || elapsed > opt_.max_timing_seconds) {
       extra_["timing_window"] = {{"seconds", elapsed},
                                  {"stopped_by", enough   ? "noise_target"
+                                                : raced  ? "clear_of_best"
                                                 : capped ? "max_samples"
                                                          : "time_cap"},
                                  {"relocations", relocations},
                                  {"relocations_skipped", relocations_skipped}};
+      if (cand != nullptr) {
+        speedup_estimate_ = MedianRatio(eager->Corrected(), cand->Corrected(), opt_.batch_samples);
+        extra_["timing_window"]["speedup_rel_error"] = speedup_estimate_->rel_error;
+      }
+      if (const auto& best = session_.best_speedup(); best && cand != nullptr) {
+        extra_["timing_window"]["session_best_speedup"] = best->value;
+      }
       break;
     }
   }
@@ -1237,6 +1258,23 @@ void EvaluationRun::TimeWindow(bool with_candidate) {
   r_.eager_ms = summarize(eager);
   if (compiled) r_.compile_ms = summarize(compiled);
   if (cand) r_.candidate_ms = summarize(cand);
+}
+
+// The racing rule (sample_stats.h ClearlyBelowBest) against the session's
+// best: the reward milestones drawn from the window must be settled as well.
+bool EvaluationRun::RacedOut(const TimedProgram* eager, const TimedProgram* compiled,
+                             const TimedProgram* cand) const {
+  const auto& best = session_.best_speedup();
+  if (!best || opt_.race_sigmas <= 0) return false;
+  auto c = cand->Corrected();
+  if (static_cast<int>(c.size()) < opt_.min_samples) return false;
+  RatioEstimate over_eager = MedianRatio(eager->Corrected(), c, opt_.batch_samples);
+  std::vector<RatioDecision> decisions = {{over_eager, kMilestoneMargin}};
+  if (compiled != nullptr) {
+    decisions.push_back(
+        {MedianRatio(compiled->Corrected(), c, opt_.batch_samples), kMilestoneMargin});
+  }
+  return ClearlyBelowBest(over_eager, *best, opt_.race_sigmas, decisions);
 }
 
 void EvaluationRun::CheckTimedOutput() {
@@ -1407,6 +1445,10 @@ EvalResult EvaluationRun::Run() {
   }
   SpeedOfLight();
   Conclude();
+  // Only a clean, accepted result sets the pace for later candidates.
+  if (r_.accepted && r_.verdict() == Verdict::kOk && speedup_estimate_) {
+    session_.OfferSpeedup(*speedup_estimate_);
+  }
   // The baseline cache keeps what the reference side established.
   json base = baseline_.value_or(json::object());
   auto timing_json = [](const TimingSummary& t) {

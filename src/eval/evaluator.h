@@ -57,6 +57,11 @@ struct EvalOptions {
   double target_noise = 0.005;
   double max_timing_seconds = 20;
   double min_timing_seconds = 1.0;
+  // Racing: a candidate whose speedup over eager is this many standard
+  // errors below the best accepted one of its session (and whose reward
+  // milestones are settled) stops being timed after min_timing_seconds,
+  // noise target or not: more samples cannot make it the best. 0: never.
+  double race_sigmas = 3;
   // GPU samples of short programs repeat the call (each after its own flush)
   // until a sample lasts min_sample_ms: the handshake's fixed cost and jitter
   // are then spread over many calls.

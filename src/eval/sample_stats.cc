@@ -83,4 +83,31 @@ double BatchedMedianError(const std::vector<double>& samples, int batch) {
   return MedianError(std::move(medians)) / median;
 }
 
+RatioEstimate MedianRatio(const std::vector<double>& numerator,
+                          const std::vector<double>& denominator, int batch) {
+  RatioEstimate r;
+  double den = Summarize(denominator).median;
+  if (numerator.empty() || den <= 0) {
+    r.rel_error = std::numeric_limits<double>::infinity();
+    return r;
+  }
+  r.value = Summarize(numerator).median / den;
+  double a = BatchedMedianError(numerator, batch);
+  double b = BatchedMedianError(denominator, batch);
+  r.rel_error = std::sqrt(a * a + b * b);
+  return r;
+}
+
+bool ClearlyBelowBest(const RatioEstimate& speedup, const RatioEstimate& best, double sigmas,
+                      const std::vector<RatioDecision>& decisions) {
+  if (sigmas <= 0 || !std::isfinite(speedup.rel_error) || !std::isfinite(best.rel_error)) {
+    return false;
+  }
+  if (!(speedup.Upper(sigmas) < best.Lower(sigmas))) return false;
+  for (const RatioDecision& d : decisions) {
+    if (!std::isfinite(d.ratio.rel_error) || !d.ratio.ClearOf(d.threshold, sigmas)) return false;
+  }
+  return true;
+}
+
 }  // namespace kforge
