@@ -304,6 +304,22 @@ Result<std::string> ChildProcess::ReadLine(std::chrono::steady_clock::time_point
   }
 }
 
+bool ChildProcess::LineReady() {
+  while (read_buffer_.find('\n') == std::string::npos) {
+    if (from_child_ < 0) return true;
+    pollfd pfd{from_child_, POLLIN, 0};
+    int r = ::poll(&pfd, 1, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    char buf[65536];
+    ssize_t n = ::read(from_child_, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return true;  // closed: ReadLine reports it
+    read_buffer_.append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
 bool ChildProcess::OverMemoryLimit() const {
   if (!rss_limit_ || pid_ <= 0) return false;
   return RssBytesOfGroup(pid_) > *rss_limit_;

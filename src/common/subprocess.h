@@ -74,6 +74,9 @@ class ChildProcess {
   // child's answer must not include the scheduler's wake-up latency.
   Result<std::string> ReadLine(std::chrono::steady_clock::time_point deadline,
                                std::chrono::steady_clock::time_point spin_until = {});
+  // Without waiting: true when ReadLine would return at once (a whole line
+  // is buffered, or the channel closed).
+  bool LineReady();
 
   // Polls the child's resident set size (for rss_limit_bytes); true if over.
   bool OverMemoryLimit() const;

@@ -49,62 +49,106 @@ void EvaluationSession::Discard() {
   std::error_code ec;
   for (const auto& [path, stamp] : files_) fs::remove(path, ec);
   files_.clear();
-  StopSpare();
+  StopSpares();
 }
 
-void EvaluationSession::StopSpare() {
-  spare_warming_ = false;
-  if (spare_) spare_->Stop();
-  spare_.reset();
+void EvaluationSession::StopSpare(Spare& spare) {
+  spare.process.Kill();  // a spare holds nothing: no need to wait for it to quit
   std::error_code ec;
-  if (!spare_dir_.empty()) fs::remove_all(spare_dir_, ec);
-  spare_dir_.clear();
+  fs::remove_all(spare.dir, ec);
 }
 
-void EvaluationSession::StartSpareCandidate(HarnessProcess::Options options,
-                                            const nlohmann::json& warm) {
-  if (!reuse_ || (spare_ && spare_->alive())) return;
-  StopSpare();
-  options.scratch_dir = dir_ / fmt::format("candidate-{}", ++spares_started_);
-  std::error_code ec;
-  fs::create_directories(options.scratch_dir, ec);
-  auto p = HarnessProcess::Start(options);
-  if (!p) {
-    fs::remove_all(options.scratch_dir, ec);
-    return;  // the evaluation starts its own, and reports why that fails
+void EvaluationSession::StopSpares() {
+  for (Spare& spare : spares_) StopSpare(spare);
+  spares_.clear();
+}
+
+bool EvaluationSession::Settle(Spare& spare, bool wait) {
+  if (!spare.process.alive()) return false;
+  if (!spare.warming) return true;
+  if (!wait && !spare.process.ReplyReady()) return true;
+  if (spare.paused) {
+    spare.process.Thaw();
+    spare.paused = false;
   }
-  spare_.emplace(std::move(p).value());
-  spare_dir_ = options.scratch_dir;
-  spare_warming_ = !spare_->Send(warm).has_value();
-  if (!spare_warming_) StopSpare();
-}
-
-void EvaluationSession::SettleSpare() {
-  if (!spare_ || !spare_warming_) return;
-  spare_warming_ = false;
   // Python, torch and a CUDA context: well under a minute on any host.
   constexpr std::chrono::seconds kWarmTimeout{180};
-  auto reply = spare_->Receive(kWarmTimeout);
-  if (std::holds_alternative<HarnessError>(reply)) StopSpare();
+  spare.warming = false;
+  return std::holds_alternative<nlohmann::json>(spare.process.Receive(kWarmTimeout));
+}
+
+void EvaluationSession::StartSpareCandidates(const HarnessProcess::Options& options,
+                                             const nlohmann::json& warm, int pool_size) {
+  if (!reuse_) return;
+  ResumeSpares();
+  for (auto it = spares_.begin(); it != spares_.end();) {
+    if (Settle(*it, /*wait=*/false)) {
+      ++it;
+    } else {
+      StopSpare(*it);
+      it = spares_.erase(it);
+    }
+  }
+  while (static_cast<int>(spares_.size()) < pool_size) {
+    HarnessProcess::Options o = options;
+    o.scratch_dir = dir_ / fmt::format("candidate-{}", ++spares_started_);
+    std::error_code ec;
+    fs::create_directories(o.scratch_dir, ec);
+    auto p = HarnessProcess::Start(o);
+    if (!p) {
+      fs::remove_all(o.scratch_dir, ec);
+      return;  // an evaluation starts its own, and reports why that fails
+    }
+    Spare spare{std::move(p).value(), o.scratch_dir};
+    if (spare.process.Send(warm)) {  // an error: it is already gone
+      StopSpare(spare);
+      return;
+    }
+    spares_.push_back(std::move(spare));
+  }
+}
+
+int EvaluationSession::PauseSpares() {
+  int paused = 0;
+  for (Spare& spare : spares_) {
+    if (spare.paused || !spare.warming || !spare.process.alive()) continue;
+    if (spare.process.ReplyReady()) continue;  // warm: it waits on its channel
+    spare.process.Freeze();
+    spare.paused = true;
+    ++paused;
+  }
+  return paused;
+}
+
+void EvaluationSession::ResumeSpares() {
+  for (Spare& spare : spares_) {
+    if (!spare.paused) continue;
+    spare.process.Thaw();
+    spare.paused = false;
+  }
 }
 
 std::optional<HarnessProcess> EvaluationSession::TakeSpareCandidate(fs::path* scratch_dir) {
-  SettleSpare();
-  if (!spare_ || !spare_->alive()) {
-    StopSpare();
-    return std::nullopt;
+  ResumeSpares();
+  // The first warm one; else the oldest, waited for.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (auto it = spares_.begin(); it != spares_.end();) {
+      if (!Settle(*it, /*wait=*/pass == 1)) {
+        StopSpare(*it);
+        it = spares_.erase(it);
+        continue;
+      }
+      if (it->warming) {
+        ++it;
+        continue;
+      }
+      std::optional<HarnessProcess> out = std::move(it->process);
+      *scratch_dir = std::move(it->dir);
+      spares_.erase(it);
+      return out;
+    }
   }
-  std::optional<HarnessProcess> out = std::move(spare_);
-  spare_.reset();
-  *scratch_dir = spare_dir_;
-  spare_dir_.clear();
-  return out;
-}
-
-void EvaluationSession::ReturnSpareCandidate(HarnessProcess process, fs::path scratch_dir) {
-  StopSpare();
-  spare_.emplace(std::move(process));
-  spare_dir_ = std::move(scratch_dir);
+  return std::nullopt;
 }
 
 std::optional<EvaluationSession::FileStamp> EvaluationSession::Stamp(const fs::path& path) {

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -63,19 +64,26 @@ class EvaluationSession {
   // Removes a file unless the session keeps it for later evaluations.
   void DropFile(const std::filesystem::path& path);
 
-  // Starts a candidate process for a later evaluation (with reuse only; a
-  // spare already waiting is kept) and sends it `warm` (CUDA context, lazy
-  // imports; candidate.py) without waiting. `options.scratch_dir` is chosen here.
-  void StartSpareCandidate(HarnessProcess::Options options, const nlohmann::json& warm);
-  // Waits for the spare's warm-up to finish, so that it does nothing while a
-  // timing window runs; a spare that failed to warm up is stopped.
-  void SettleSpare();
-  // The spare, if one is waiting and alive (its scratch dir in
-  // `*scratch_dir`); the caller owns it and removes its scratch dir.
+  // Spare candidate processes: started ahead for later evaluations (with
+  // reuse only), each sent `warm` (CUDA context, lazy imports; candidate.py)
+  // without waiting for its reply. A warm-up takes longer than one
+  // evaluation's checks, so several warm at once, and each is stopped
+  // (SIGSTOP) for every timing window it would otherwise run beside.
+  //
+  // Tops the pool up to `pool_size` spares (`options.scratch_dir` is chosen
+  // here) and lets paused ones go on.
+  void StartSpareCandidates(const HarnessProcess::Options& options, const nlohmann::json& warm,
+                            int pool_size);
+  // Before a timing window: spares still warming up are stopped; warm ones
+  // wait on their channel and do nothing anyway. Returns how many were stopped.
+  int PauseSpares();
+  // After the window: the stopped spares go on.
+  void ResumeSpares();
+  // A spare that has warmed up (the oldest one, if none has yet: the caller
+  // waits for its warm-up), or nothing. The caller owns it and removes its
+  // scratch dir (`*scratch_dir`).
   std::optional<HarnessProcess> TakeSpareCandidate(std::filesystem::path* scratch_dir);
-  // Gives back a spare that was taken and not used (its candidate failed to
-  // build): still clean, it waits for the next evaluation.
-  void ReturnSpareCandidate(HarnessProcess process, std::filesystem::path scratch_dir);
+  int spare_count() const { return static_cast<int>(spares_.size()); }
 
   // Stops the processes and forgets the files (a reference failure).
   void Discard();
@@ -88,7 +96,17 @@ class EvaluationSession {
     bool operator==(const FileStamp&) const = default;
   };
   static std::optional<FileStamp> Stamp(const std::filesystem::path& path);
-  void StopSpare();
+  struct Spare {
+    HarnessProcess process;
+    std::filesystem::path dir;
+    bool warming = true;  // `warm` sent, reply not read yet
+    bool paused = false;
+  };
+  // Reads a spare's warm-up reply if it is there (or, with `wait`, waits for
+  // it); false when the spare failed and must go.
+  static bool Settle(Spare& spare, bool wait);
+  static void StopSpare(Spare& spare);
+  void StopSpares();
 
   std::filesystem::path dir_;
   bool reuse_;
@@ -98,10 +116,24 @@ class EvaluationSession {
   int uses_ = 0;
   std::optional<RatioEstimate> best_speedup_;
   std::map<std::string, FileStamp> files_;
-  std::optional<HarnessProcess> spare_;
-  std::filesystem::path spare_dir_;
-  bool spare_warming_ = false;  // `warm` sent, reply not read yet
+  std::deque<Spare> spares_;  // oldest first
   int spares_started_ = 0;
+};
+
+// The spares stopped for one measurement (a timing window, the ceilings of
+// the speed-of-light floor), continued when it ends, however it ends.
+class SparesPaused {
+ public:
+  explicit SparesPaused(EvaluationSession& session)
+      : session_(session), count_(session.PauseSpares()) {}
+  ~SparesPaused() { session_.ResumeSpares(); }
+  SparesPaused(const SparesPaused&) = delete;
+  SparesPaused& operator=(const SparesPaused&) = delete;
+  int count() const { return count_; }  // how many were still warming up
+
+ private:
+  EvaluationSession& session_;
+  int count_;
 };
 
 }  // namespace kforge

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -132,9 +133,12 @@ TEST_F(EvaluationSessionTest, CandidatesOfATaskShareTheReference) {
   EXPECT_TRUE(second.compiled);
   EXPECT_FALSE(second.correct);  // compared against the kept reference outputs
   EXPECT_EQ(second.extra["session"]["reference_evaluation"], 2);
-  // Its process was started (and warmed up) while the first was checked.
+  // Its process was started (and warmed up) while the first was checked;
+  // the pool is topped up again after every take.
   EXPECT_EQ(first.extra["session"]["spare_candidate"], false);
   EXPECT_EQ(second.extra["session"]["spare_candidate"], true);
+  EXPECT_EQ(session.spare_count(), o.spare_candidates);
+  EXPECT_TRUE(first.extra["session"]["spares_paused"].is_number_integer());
 
   // An input file emptied between evaluations is written again, not used.
   fs::path inputs = session.io_dir() / "inputs_2.pt";
@@ -152,6 +156,39 @@ TEST_F(EvaluationSessionTest, CandidatesOfATaskShareTheReference) {
   EXPECT_TRUE(alone.correct);
   EXPECT_EQ(alone.extra["session"]["reference_evaluation"], 1);
   EXPECT_EQ(alone.max_abs_err, first.max_abs_err);
+}
+
+// Spares on their own: stopped while they warm up (a process that has just
+// started cannot have imported torch yet), continued, taken warm; and a
+// session ending with stopped spares ends them at once (killed: they hold
+// nothing, and a graceful `quit` would wait for their warm-up).
+TEST_F(EvaluationSessionTest, SparesArePausedResumedAndStopped) {
+  EvaluationSession session(root_ / "spares", /*reuse=*/true);
+  HarnessProcess::Options o;
+  o.role = HarnessProcess::Role::kCandidate;
+  o.label = "candidate process";
+  const nlohmann::json warm = {{"cmd", "warm"}, {"device", "cpu"}, {"index", 0}};
+  session.StartSpareCandidates(o, warm, 2);
+  ASSERT_EQ(session.spare_count(), 2);
+  EXPECT_EQ(session.PauseSpares(), 2);
+  EXPECT_EQ(session.PauseSpares(), 0);  // already stopped
+  ::usleep(200000);
+  session.ResumeSpares();
+  fs::path scratch;
+  std::optional<HarnessProcess> taken = session.TakeSpareCandidate(&scratch);
+  ASSERT_TRUE(taken.has_value());
+  EXPECT_TRUE(taken->alive());
+  EXPECT_TRUE(fs::is_directory(scratch));
+  EXPECT_EQ(session.spare_count(), 1);
+  taken->Stop();
+  session.StartSpareCandidates(o, warm, 2);  // topped up again
+  EXPECT_EQ(session.spare_count(), 2);
+  EXPECT_GE(session.PauseSpares(), 1);  // at least the new one is still warming
+  const auto t0 = std::chrono::steady_clock::now();
+  session.Discard();
+  EXPECT_EQ(session.spare_count(), 0);
+  // Far below the 5 s a process that does not read `quit` is given.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(4));
 }
 
 // The racing rule on real CPU evaluations: after an accepted candidate set

@@ -68,6 +68,9 @@ void RegisterEvalConfig(ConfigSchema& s) {
   s.Add({"eval.reuse_reference", d.reuse_reference,
          "keep the reference process, its trial outputs and torch.compile program from one "
          "candidate of a task to the next (optimize, bench)"});
+  s.Add({"eval.spare_candidates", int64_t{d.spare_candidates},
+         "candidate processes started ahead and warming up (with eval.reuse_reference; each is "
+         "stopped during timing windows)"});
   s.Add({"eval.reference_cache_mb", int64_t(d.reference_cache_max_bytes >> 20),
          "device memory the kept reference outputs may take (beyond it they are recomputed)"});
   s.Add({"compile.nvcc", d.nvcc, "CUDA compiler for native (.cu) candidates"});
@@ -123,6 +126,11 @@ EvalOptions EvalOptionsFromConfig(const Config& c) {
   o.memory_limit_bytes = static_cast<uint64_t>(c.GetInt("eval.sandbox.memory_limit_mb")) << 20;
   o.isolate_network = c.GetBool("eval.sandbox.isolate_network");
   o.reuse_reference = c.GetBool("eval.reuse_reference");
+  o.spare_candidates = static_cast<int>(c.GetInt("eval.spare_candidates"));
+  if (o.spare_candidates < 0 || o.spare_candidates > kMaxSpareCandidates) {
+    throw OperationError{Error::BadInput(
+        fmt::format("eval.spare_candidates must be in 0..{}", kMaxSpareCandidates))};
+  }
   if (int64_t mb = c.GetInt("eval.reference_cache_mb"); mb >= 0) {
     o.reference_cache_max_bytes = static_cast<uint64_t>(mb) << 20;
   } else {
@@ -259,9 +267,11 @@ class EvaluationRun {
     o.sandbox.isolate_network = opt_.isolate_network;
     return o;
   }
-  // The candidate's build before its process starts (native object, or
-  // KernelBench extensions built ahead); false when it failed (r_ says why).
-  bool BuildAhead(HarnessProcess::Options& o, json* load_fields, double* seconds);
+  // The candidate's build, before any process: a native object (its path in
+  // `*native_library`) or a KernelBench extension (its environment into
+  // `o.env`). False when the build failed (r_ says why): the evaluation's answer.
+  bool BuildAhead(HarnessProcess::Options& o, std::filesystem::path* native_library,
+                  double* seconds);
   bool BuildNative(fs::path* library);
   void RunTrials();
   bool RunCandidateTrial(int k, const json& ref_trial, const fs::path& input_file,
@@ -436,20 +446,30 @@ void EvaluationRun::StartCandidate() {
     return;
   }
   HarnessProcess::Options o = CandidateProcessOptions();
-  // A process started ahead by the session (Python and torch imported,
-  // nothing loaded), or a new one.
+  // Built before a process is taken or started: a build that fails is the
+  // evaluation's answer, and no process is spent on it or waited for.
+  double build_seconds = 0;
+  json build_fields = json::object();
+  fs::path native_library;
+  if (!BuildAhead(o, &native_library, &build_seconds)) return;
+  // A process started ahead by the session (Python, torch and the device
+  // warmed up, nothing loaded), or a new one.
   std::optional<HarnessProcess> spare = session_.TakeSpareCandidate(&cand_scratch_);
   if (!spare) {
     cand_scratch_ = scratch_ / "candidate";
   }
   o.scratch_dir = cand_scratch_;
-  // Built before the process starts: a build that fails is the evaluation's
-  // answer, and no process is spent on it.
-  double build_seconds = 0;
-  json build_fields = json::object();
-  if (!BuildAhead(o, &build_fields, &build_seconds)) {
-    if (spare) session_.ReturnSpareCandidate(std::move(*spare), std::exchange(cand_scratch_, {}));
-    return;
+  if (!native_library.empty()) {
+    // The untrusted process loads the object from its own scratch copy.
+    fs::path local = o.scratch_dir / "kernel.so";
+    std::error_code ec;
+    fs::create_directories(o.scratch_dir, ec);
+    fs::copy_file(native_library, local, fs::copy_options::overwrite_existing, ec);
+    if (ec) {
+      throw OperationError{Error::Internal(fmt::format(
+          "copying {} into the candidate's scratch: {}", native_library.string(), ec.message()))};
+    }
+    build_fields["native_library"] = local.string();
   }
   if (spare) {
     cand_proc_.emplace(std::move(*spare));
@@ -504,22 +524,12 @@ void EvaluationRun::StartCandidate() {
   }
 }
 
-bool EvaluationRun::BuildAhead(HarnessProcess::Options& o, json* load_fields, double* seconds) {
+bool EvaluationRun::BuildAhead(HarnessProcess::Options& o, fs::path* native_library,
+                               double* seconds) {
   if (cand_.format == CandidateFormat::kNative) {
-    // Built by kforge's compiler (nvcc only reads the source); the untrusted
-    // process only loads the object, from its own scratch copy.
-    fs::path library;
-    if (!BuildNative(&library)) return false;
+    // Built by kforge's compiler (nvcc only reads the source).
+    if (!BuildNative(native_library)) return false;
     *seconds = r_.compile_seconds;
-    fs::path local = o.scratch_dir / "kernel.so";
-    std::error_code ec;
-    fs::create_directories(o.scratch_dir, ec);
-    fs::copy_file(library, local, fs::copy_options::overwrite_existing, ec);
-    if (ec) {
-      throw OperationError{Error::Internal(fmt::format(
-          "copying {} into the candidate's scratch: {}", library.string(), ec.message()))};
-    }
-    (*load_fields)["native_library"] = local.string();
     return true;
   }
   if (cand_.format != CandidateFormat::kKernelBench || !opt_.extension_build) return true;
@@ -1324,6 +1334,10 @@ void EvaluationRun::SpeedOfLight() {
   if (baseline_ && baseline_->contains("sol") && (*baseline_)["sol"].is_object()) {
     sol = (*baseline_)["sol"];
   } else {
+    // Measured ceilings (bandwidth, matmul rate): timed like a window, so
+    // nothing of the spares runs beside them (on a small CPU host a spare
+    // importing torch halves the measured bandwidth).
+    SparesPaused paused(session_);
     sol = RefCall({{"cmd", "sol"}, {"trial", 0}}, Seconds(600));
     sol.erase("ok");
   }
@@ -1406,11 +1420,12 @@ EvalResult EvaluationRun::Run() {
   } else {
     Timed("static_checks", [&] { RunStaticChecks(); });
     Timed("build_and_load", [&] { StartCandidate(); });
-    // The next candidate's process starts now, while this one is checked
-    // (not during its timing window: the host is quiet then).
-    session_.StartSpareCandidate(
+    // Later candidates' processes start (or go on warming up) now, while
+    // this one is checked (not during its timing window: the host is quiet then).
+    session_.StartSpareCandidates(
         CandidateProcessOptions(),
-        {{"cmd", "warm"}, {"device", r_.device_kind}, {"index", r_.device_index}});
+        {{"cmd", "warm"}, {"device", r_.device_kind}, {"index", r_.device_index}},
+        opt_.spare_candidates);
   }
   Timed("trials", [&] { RunTrials(); });
   AssessDegeneracy();
@@ -1418,8 +1433,12 @@ EvalResult EvaluationRun::Run() {
   bool cand_alive = cand_proc_ && cand_proc_->alive();
   bool time_candidate = cand_alive && r_.compiled && r_.correct && !static_rejected_;
   if (time_candidate || baseline_only_ || !baseline_ || !baseline_->contains("eager_ms")) {
-    session_.SettleSpare();  // nothing of it runs beside the window
-    Timed("timing", [&] { TimeWindow(time_candidate); });
+    {
+      // Nothing of the spares runs beside the window.
+      SparesPaused paused(session_);
+      extra_["session"]["spares_paused"] = paused.count();
+      Timed("timing", [&] { TimeWindow(time_candidate); });
+    }
     if (r_.candidate_ms && cand_proc_ && cand_proc_->alive()) {
       Timed("after_timing_checks", [&] {
         CheckTimedOutput();

@@ -34,6 +34,9 @@ struct ExtensionPrebuild {
   std::map<std::string, std::string> env;
 };
 
+// More spares than this would only crowd the host.
+inline constexpr int kMaxSpareCandidates = 8;
+
 struct EvalOptions {
   std::string device = "auto";  // auto | cuda | cpu
   int gpu = 0;
@@ -115,6 +118,10 @@ struct EvalOptions {
   // Runs of many candidates (optimize, bench, throughput) keep one
   // EvaluationSession per worker; its kept outputs stay under this cap.
   bool reuse_reference = true;
+  // Candidate processes started ahead (Python, torch, CUDA context): a
+  // warm-up lasts longer than one candidate's checks, so several warm at
+  // once, each stopped for every timing window (evaluation_session.h).
+  int spare_candidates = 3;
   uint64_t reference_cache_max_bytes = uint64_t{4096} << 20;
 };
 

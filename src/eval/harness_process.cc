@@ -187,8 +187,15 @@ std::variant<SampleTiming, HarnessError> HarnessProcess::Sample(const std::strin
 
 void HarnessProcess::Stop() {
   if (!alive_) return;
+  child_.Resume();  // a frozen process could not read `quit`
   (void)child_.SendLine("quit");
   child_.WaitOrKill(Clock::now() + std::chrono::seconds(5));
+  alive_ = false;
+}
+
+void HarnessProcess::Kill() {
+  if (!alive_) return;
+  child_.Kill();
   alive_ = false;
 }
 

@@ -60,6 +60,9 @@ class HarnessProcess {
   // Send() that succeeded.
   std::optional<HarnessError> Send(const nlohmann::json& command);
   std::variant<nlohmann::json, HarnessError> Receive(std::chrono::milliseconds timeout);
+  // Without waiting: true when Receive() would return at once (a reply is
+  // there, or the process is gone).
+  bool ReplyReady() { return !alive_ || child_.LineReady(); }
 
   // Poll for `done` without sleeping (GPU timing on a dedicated host). Off
   // on a CPU device, where a spinning timer steals a core from the program.
@@ -81,6 +84,9 @@ class HarnessProcess {
   // Tail of the process's stderr log, for failure reports.
   std::string StderrTail(size_t max_bytes = 2000) const;
   void Stop();
+  // SIGKILL to its group, without asking: for a process that holds nothing
+  // (a spare), whose `quit` would wait for its warm-up to end.
+  void Kill();
 
  private:
   explicit HarnessProcess(ChildProcess child, Options options)

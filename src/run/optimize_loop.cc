@@ -292,7 +292,8 @@ void OptimizeLoop::DispatchEvaluations() {
     std::string candidate_id = queue_.front();
     queue_.pop_front();
     const CandidateRecord& c = unevaluated_.at(candidate_id);
-    EvaluationRequest request{c.id, c.iteration, c.source, c.sha256};
+    EvaluationRequest request{c.id, c.iteration, c.source, c.sha256,
+                              context_.candidate_format == "native"};
     evaluating_[worker] = candidate_id;
     auto mailbox = mailbox_;
     EvaluationBackend& backend = backend_;

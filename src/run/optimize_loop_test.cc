@@ -180,10 +180,10 @@ class OptimizeLoopTest : public ::testing::Test {
 
   LoopOutcome RunLoop(const std::string& run_id, search::Strategy& strategy, ModelClient& model,
                       EvaluationBackend& backend, LoopOptions options, bool resumed = false,
-                      const StopRequest* stop = nullptr) {
+                      const StopRequest* stop = nullptr, const std::string& format = "cpp") {
     StopRequest no_stop;
     SilentProgress progress;
-    OptimizeLoop loop(*store_, {run_id, "cpp", resumed}, strategy, model, backend, options,
+    OptimizeLoop loop(*store_, {run_id, format, resumed}, strategy, model, backend, options,
                       stop ? *stop : no_stop, progress);
     auto outcome = loop.Run();
     EXPECT_TRUE(outcome.ok()) << (outcome.ok() ? "" : outcome.error().message);
@@ -236,6 +236,24 @@ TEST_F(OptimizeLoopTest, CompletesWithExactlyNEvaluations) {
   ASSERT_TRUE(best.ok() && best->has_value());
   EXPECT_EQ((*best)->candidate.source, "code 5");
   EXPECT_EQ(RunExitCode(out), 0);
+}
+
+// A run's candidate format travels with every candidate: recorded with it,
+// and native ones are evaluated as native (.cu) files.
+TEST_F(OptimizeLoopTest, NativeRunsRecordAndEvaluateNativeCandidates) {
+  for (const std::string format : {"native", "kernelbench"}) {
+    std::string run = NewRun(2);
+    ScriptedModel model(Codes(1, 20));
+    FakeBackend backend;
+    std::vector<bool> native;
+    backend.on_evaluate = [&](const EvaluationRequest& r) { native.push_back(r.native); };
+    RecordingStrategy strategy;
+    LoopOutcome out = RunLoop(run, strategy, model, backend, Options(2, /*in_flight=*/1),
+                              /*resumed=*/false, nullptr, format);
+    EXPECT_EQ(out.status, RunStatus::kCompleted);
+    EXPECT_EQ(native, std::vector<bool>(2, format == "native")) << format;
+    for (const auto& c : *store_->CandidatesOfRun(run)) EXPECT_EQ(c.format, format);
+  }
 }
 
 TEST_F(OptimizeLoopTest, DuplicatesAreNeitherEvaluatedNorCounted) {

@@ -20,6 +20,9 @@ void RegisterRunConfig(ConfigSchema& s) {
          "stop after this many LLM calls (any stage) in a row produced no new candidate"});
   s.Add({"run.workers", int64_t{0},
          "evaluation workers on cuda, one GPU each (0: one per visible GPU; --gpu picks one)"});
+  s.Add({"run.candidate_format", std::string("kernelbench"),
+         "what the LLM writes: kernelbench (a ModelNew .py: CUDA through load_inline, C++ on a "
+         "CPU) or native (a .cu file with kforge's C ABI, cuda only; docs/candidate-formats.md)"});
   s.Add({"run.status_interval_ms", d.status_interval_ms,
          "how often the live status line is refreshed on a terminal"});
   KbRunOptions kb;
@@ -65,6 +68,22 @@ Result<LoopOptions> LoopOptionsFromConfig(const Config& c) {
     return Error::BadInput("config key 'run.workers' cannot be negative");
   }
   return o;
+}
+
+Result<std::string> CandidateFormatFromConfig(const Config& c, const std::string& device) {
+  const std::string wanted = c.GetString("run.candidate_format");
+  if (wanted == "native") {
+    if (device != "cuda") {
+      return Error::BadInput(
+          "run.candidate_format=native needs a cuda device (native candidates are .cu files)");
+    }
+    return wanted;
+  }
+  if (wanted != "kernelbench") {
+    return Error::BadInput(fmt::format(
+        "config key 'run.candidate_format' must be kernelbench or native, got '{}'", wanted));
+  }
+  return std::string(device == "cpu" ? "cpp" : "kernelbench");
 }
 
 int64_t WorkersFromConfig(const Config& c) {

@@ -37,6 +37,9 @@ struct KbRunOptions {
 };
 
 void RegisterRunConfig(ConfigSchema& schema);
+// The format a new run's candidates are recorded in (run.candidate_format on
+// `device`): kernelbench on cuda, cpp on a cpu, or native (cuda only).
+Result<std::string> CandidateFormatFromConfig(const Config& config, const std::string& device);
 // kBadInput for out-of-range values. `iterations` is left 0 (a flag sets it).
 Result<LoopOptions> LoopOptionsFromConfig(const Config& config);
 // run.workers: evaluation workers on cuda (0: one per visible GPU).

@@ -192,7 +192,7 @@ void RunKnowledge::NoteEvaluation(const CandidateRecord& c, const EvaluationReco
   speedup_[c.id] = *e.speedup_eager;
   if (best_speedup_ && *e.speedup_eager <= *best_speedup_) return;
   best_speedup_ = *e.speedup_eager;
-  if (!profile_ || !options_.enabled) return;
+  if (!profile_ || !options_.enabled || setup_.native_candidates) return;
   // The new best is what the next proposals build on: its state matters most.
   source_[c.id] = c.source;
   if (live) {

@@ -65,6 +65,9 @@ struct KnowledgeSetup {
   std::filesystem::path task_path;
   std::filesystem::path scratch;  // candidate files for ncu go below it
   int gpu = 0;
+  // Native (.cu) candidates: the profiler runs KernelBench-format programs,
+  // so only the reference is profiled and candidates' states stay unknown.
+  bool native_candidates = false;
   KbRunOptions options;
 };
 

@@ -147,6 +147,7 @@ Status PrepareParts(Store& store, const PreparedRun& p, bool resumed, RunParts& 
     setup.hardware = p.hardware;
     setup.task_path = p.task.path;
     setup.gpu = p.gpus.empty() ? 0 : p.gpus.front();
+    setup.native_candidates = p.format == "native";
     setup.options = *kb_options;
     auto knowledge = RunKnowledge::Open(store, std::move(setup), *templates);
     if (!knowledge) return knowledge.error();
@@ -253,7 +254,9 @@ Result<RunEnd> StartOptimize(Store& store, OptimizeRequest request, const StopRe
   p.policy = request.policy;
   p.gpus = PickGpus(*device, request.gpu, WorkersFromConfig(request.config));
   p.hardware = device->hardware;
-  p.format = device->kind == "cpu" ? "cpp" : "kernelbench";
+  auto format = CandidateFormatFromConfig(request.config, device->kind);
+  if (!format) return format.error();
+  p.format = std::move(format).value();
   p.run.id = NewRunId();
   p.run.status = RunStatus::kCreated;
   p.run.task_name = p.task.name;

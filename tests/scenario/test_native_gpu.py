@@ -70,3 +70,39 @@ def test_side_stream_work_is_caught(kforge):
     r = evaluate(kforge, RELU_TASK, NATIVE / "side_stream.cu", "--policy", "any")
     assert r["integrity"]["verdict"] == "suspect", r["integrity"]
     assert "side_stream" in {f["check"] for f in r["integrity"]["flags"]}, r["integrity"]
+
+
+def test_optimize_with_the_native_format(kforge, tmp_path):
+    """`kforge optimize --set run.candidate_format=native` against the fake server: the
+    prompt is the native format's, the ```cuda answers are evaluated as native candidates
+    (one that does not compile among them), and the best exports as a .cu file."""
+    from test_optimize_cpu import LLM_FLAGS, FakeLlm, show
+    relu = (NATIVE / "relu.cu").read_text()
+    replies = [{"text": f"Variant {k}.\n\n```cuda\n{relu}// variant {k}\n```\n"} for k in (1, 2)]
+    replies.insert(1, {"text": "Broken.\n\n```cuda\n" + (NATIVE / "no_compile.cu").read_text()
+                       + "```\n"})
+    path = tmp_path / "replies.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in replies))
+    server = FakeLlm(path)
+    try:
+        db = tmp_path / "kforge.db"
+        proc = kforge("optimize", "--task", RELU_TASK, "--device", "cuda", "--db", db,
+                      "--iterations", 3, "--strategy", "greedy", "--llm", server.spec, *FAST,
+                      *LLM_FLAGS, "--set", "run.candidate_format=native", "--set",
+                      "kb.enabled=false", "--set", "run.max_in_flight=1", "--json",
+                      timeout=1200)
+        requests = server.requests()
+    finally:
+        server.close()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    assert result["status"] == "completed" and result["evaluations"] == 3
+    first_prompt = json.dumps(requests[0]["body"])
+    assert "kforge_forward" in first_prompt and "cuda_sources" not in first_prompt
+    evaluations = show(kforge, result["run_id"], db)["evaluations"]
+    assert sum(1 for e in evaluations if e["accepted"]) == 2, evaluations
+    assert result["best"]["speedup"]["eager"] > 0
+    out = tmp_path / "best"
+    exported = kforge("best", result["run_id"], "--db", db, "--out", out)
+    assert exported.returncode == 0, exported.stderr
+    assert any(p.suffix == ".cu" for p in out.iterdir()), list(out.iterdir())

@@ -311,7 +311,10 @@ def test_bad_database_files_exit_2_with_one_line(kforge, llm, tmp_path):
 def test_unavailable_strategies_and_bad_flags_exit_2(kforge, llm, tmp_path):
     db = tmp_path / "k.db"
     for extra in (["--strategy", "agent"], ["--strategy", "nope"], ["--iterations", "0"],
-                  ["--policy", "lax"], ["--islands", "-1"]):
+                  ["--policy", "lax"], ["--islands", "-1"],
+                  # native candidates are .cu files for a GPU; an unknown format
+                  ["--set", "run.candidate_format=native"],
+                  ["--set", "run.candidate_format=triton"]):
         proc = kforge(*optimize_args(llm.spec, db, *extra))
         assert proc.returncode == 2, (extra, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -61,6 +61,7 @@ std::optional<Proposal> ContrastiveStrategy::Propose() {
   Proposal proposal;
   proposal.id = next_id_++;
   proposal.stage = kStage;
+  proposal.code_langs = task_prompt_.code_langs();
   llm::Prompt& p = proposal.prompt;
   task_prompt_.AddHead(p, BaselineText(eager_ms_, compile_ms_));
   if (!picked.empty()) {
@@ -68,7 +69,7 @@ std::optional<Proposal> ContrastiveStrategy::Propose() {
     for (size_t i = 0; i < picked.size(); ++i) {
       const Exemplar& e = store_.entries()[picked[i]];
       text += fmt::format("### Variant {}: score {:.2f} ({:.2f}x faster than eager PyTorch)\n{}\n",
-                          i + 1, e.score, e.score, FencedPython(sources_[e.candidate_id]));
+                          i + 1, e.score, e.score, task_prompt_.Fenced(sources_[e.candidate_id]));
       proposal.parent_ids.push_back(e.candidate_id);
     }
     p.Text("exemplars", text, 60);
@@ -76,7 +77,7 @@ std::optional<Proposal> ContrastiveStrategy::Propose() {
   if (last_ && !(last_->eval.accepted && last_->eval.verdict == "ok")) {
     p.Optional("last_attempt",
                "## Last attempt (not accepted)\n" + AttemptDetails(*last_, max_log_chars_) +
-                   "\nIts source:\n" + FencedPython(last_->source),
+                   "\nIts source:\n" + task_prompt_.Fenced(last_->source),
                50);
   }
   auto instruction = templates_.Render(picked.empty() ? "contrastive_first" : "contrastive");

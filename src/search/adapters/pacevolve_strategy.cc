@@ -165,7 +165,7 @@ Result<llm::Prompt> PacEvolveStrategy::BuildPrompt(const StageRequest& r) const 
     for (size_t i = 0; i < r.exemplars.size(); ++i) {
       const pacevolve::ExemplarView& e = r.exemplars[i];
       text += fmt::format("### Variant {}: {} faster than the reference\n{}\n", i + 1,
-                          SpeedupText(e.runtime_ms), FencedPython(e.source));
+                          SpeedupText(e.runtime_ms), task_prompt_.Fenced(e.source));
     }
     p.Optional("exemplars", text, 30);
   }
@@ -175,7 +175,7 @@ Result<llm::Prompt> PacEvolveStrategy::BuildPrompt(const StageRequest& r) const 
     } else {
       p.Text("parent",
              fmt::format("## Program to improve ({} faster than the reference)\n{}",
-                         SpeedupText(r.parent.runtime_ms), FencedPython(r.parent.source)));
+                         SpeedupText(r.parent.runtime_ms), task_prompt_.Fenced(r.parent.source)));
     }
   }
   if (r.stage == StageKind::kImplementation) {
@@ -210,6 +210,7 @@ std::optional<Proposal> PacEvolveStrategy::Propose() {
   proposal.prompt = std::move(prompt).value();
   if (r->stage == StageKind::kImplementation) {
     proposal.kind = ReplyKind::kCode;
+    proposal.code_langs = task_prompt_.code_langs();
     if (!r->parent.candidate_id.empty()) proposal.parent_ids.push_back(r->parent.candidate_id);
   } else {
     proposal.kind = ReplyKind::kStructured;

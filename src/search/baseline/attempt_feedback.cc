@@ -76,10 +76,10 @@ std::string MeasurementsText(const EvalSummary& eval) {
   return out;
 }
 
-std::string FencedPython(const std::string& source) {
+std::string FencedCode(const std::string& source, const std::string& lang) {
   std::string body = source;
   if (!body.empty() && body.back() != '\n') body += '\n';
-  return "```python\n" + body + "```";
+  return "```" + lang + "\n" + body + "```";
 }
 
 std::string OutcomeLine(const Observation& o) {

@@ -11,8 +11,9 @@
 
 namespace kforge::search {
 
-// The source in a ```python fence (a trailing newline added when missing).
-std::string FencedPython(const std::string& source);
+// The source in a fence of `lang` ("python", "cuda"; a trailing newline
+// added when missing).
+std::string FencedCode(const std::string& source, const std::string& lang);
 // "1.95x faster than eager PyTorch (0.41 ms vs 0.80 ms), 1.34x vs torch.compile".
 std::string MeasurementsText(const EvalSummary& eval);
 // One line: "iteration 3: compile failed: error: 'foo' was not declared".

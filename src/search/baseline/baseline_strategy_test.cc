@@ -119,6 +119,43 @@ TEST(GreedyStrategyTest, CudaPromptAsksForLoadInlineCuda) {
   EXPECT_NE(text.find("__global__"), std::string::npos);
 }
 
+// run.candidate_format=native: the native format and answer replace the
+// KernelBench ones (and the policy, which speaks of PyTorch); code is asked
+// for, and shown back, in cuda fences.
+TEST(GreedyStrategyTest, NativePromptAsksForACudaFile) {
+  StrategyContext c = Context("cuda");
+  c.format = "native";
+  auto g = GreedyStrategy::Create(c, Templates(), {});
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  auto first = (*g)->Propose();
+  std::string text = RenderAll(first->prompt);
+  EXPECT_NE(text.find("kforge_forward"), std::string::npos);
+  EXPECT_NE(text.find("starts with ```cuda"), std::string::npos);
+  EXPECT_EQ(text.find("cuda_sources"), std::string::npos);
+  EXPECT_EQ(text.find("Policy `strict`"), std::string::npos);
+  EXPECT_EQ(text.find("```python\n#"), std::string::npos);
+  ASSERT_FALSE(first->code_langs.empty());
+  EXPECT_EQ(first->code_langs.front(), "cuda");
+  (*g)->Settle(first->id, {ProposalOutcome::Kind::kSubmitted, "c0", 0});
+  Observation a = Accepted("c0", 0, 2.0);
+  a.source = "// native source of c0\n";
+  (*g)->Observe(a);
+  text = RenderAll((*g)->Propose()->prompt);
+  EXPECT_NE(text.find("```cuda\n// native source of c0\n```"), std::string::npos);
+
+  // A KernelBench-format run keeps python fences.
+  auto kb = GreedyStrategy::Create(Context("cuda"), Templates(), {});
+  ASSERT_TRUE(kb.ok());
+  EXPECT_EQ((*kb)->Propose()->code_langs, std::vector<std::string>{"python"});
+
+  // Native needs a GPU.
+  StrategyContext cpu = Context("cpu");
+  cpu.format = "native";
+  auto bad = GreedyStrategy::Create(cpu, Templates(), {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind, ErrorKind::kBadInput);
+}
+
 TEST(GreedyStrategyTest, FeedsBackCompileErrorsWithTheFailedSource) {
   auto g = GreedyStrategy::Create(Context(), Templates(), {});
   ASSERT_TRUE(g.ok());

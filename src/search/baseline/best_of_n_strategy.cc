@@ -13,7 +13,8 @@ Result<std::unique_ptr<BestOfNStrategy>> BestOfNStrategy::Create(const StrategyC
   task_prompt->AddHead(prompt, "");
   prompt.Text("instruction", *instruction);
   task_prompt->AddAnswer(prompt);
-  return std::unique_ptr<BestOfNStrategy>(new BestOfNStrategy(std::move(prompt)));
+  return std::unique_ptr<BestOfNStrategy>(
+      new BestOfNStrategy(std::move(prompt), task_prompt->code_langs()));
 }
 
 std::optional<Proposal> BestOfNStrategy::Propose() {
@@ -21,6 +22,7 @@ std::optional<Proposal> BestOfNStrategy::Propose() {
   proposal.id = next_id_++;
   proposal.stage = kStage;
   proposal.prompt = prompt_;
+  proposal.code_langs = code_langs_;
   return proposal;
 }
 

@@ -27,9 +27,11 @@ class BestOfNStrategy : public Strategy {
   void Observe(const Observation& observation) override {}
 
  private:
-  explicit BestOfNStrategy(llm::Prompt prompt) : prompt_(std::move(prompt)) {}
+  BestOfNStrategy(llm::Prompt prompt, std::vector<std::string> code_langs)
+      : prompt_(std::move(prompt)), code_langs_(std::move(code_langs)) {}
 
   llm::Prompt prompt_;
+  std::vector<std::string> code_langs_;
   uint64_t next_id_ = 1;
 };
 

@@ -77,7 +77,7 @@ llm::Prompt GreedyStrategy::BuildPrompt(const Island& island) const {
   if (island.best) {
     const Observation& b = *island.best;
     p.Text("best", fmt::format("## Current best (iteration {})\nMeasured: {}.\n{}", b.iteration,
-                               MeasurementsText(b.eval), FencedPython(b.source)));
+                               MeasurementsText(b.eval), task_prompt_.Fenced(b.source)));
   } else {
     p.Text("best", island.observed == 0
                        ? "No candidate has been evaluated yet: start from the reference program."
@@ -94,7 +94,7 @@ llm::Prompt GreedyStrategy::BuildPrompt(const Island& island) const {
     if (last_is_best) {
       text += "\n(This is the current best above.)";
     } else {
-      text += "\nIts source:\n" + FencedPython(last.source);
+      text += "\nIts source:\n" + task_prompt_.Fenced(last.source);
     }
     // Dropped whole before the best or the task when the window runs short.
     p.Optional("last_attempt", text, 50);
@@ -113,6 +113,7 @@ std::optional<Proposal> GreedyStrategy::Propose() {
   proposal.id = next_id_++;
   proposal.stage = kStage;
   proposal.prompt = BuildPrompt(is);
+  proposal.code_langs = task_prompt_.code_langs();
   proposal.island = island;
   if (is.best) proposal.parent_ids.push_back(is.best->candidate_id);
   proposals_in_flight_[proposal.id] = island;

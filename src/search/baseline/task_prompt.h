@@ -1,9 +1,11 @@
-// The parts every baseline prompt shares: the role, the candidate format for
-// the device, the policy and integrity rules, the task, the hardware, and
-// the answer format. Rendered from prompts/ once, at creation.
+// The parts every baseline prompt shares: the role, the candidate format (the
+// device's KernelBench-style file, or the native .cu format on a GPU), the
+// policy and integrity rules, the task, the hardware, and the answer format.
+// Rendered from prompts/ once, at creation.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "llm/prompt.h"
@@ -25,10 +27,16 @@ class TaskPrompt {
   // The answer format, last.
   void AddAnswer(llm::Prompt& prompt) const;
 
+  // The fence languages an answer's code block is looked for in (first
+  // preferred), and a candidate's source fenced as the answer format asks.
+  const std::vector<std::string>& code_langs() const { return code_langs_; }
+  std::string Fenced(const std::string& source) const;
+
  private:
   PromptTemplates templates_;
   std::string hardware_name_;
   std::string system_, format_, policy_, rules_, task_, answer_;
+  std::vector<std::string> code_langs_;
 };
 
 }  // namespace kforge::search
