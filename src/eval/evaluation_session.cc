@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <system_error>
 
@@ -67,10 +68,6 @@ bool EvaluationSession::Settle(Spare& spare, bool wait) {
   if (!spare.process.alive()) return false;
   if (!spare.warming) return true;
   if (!wait && !spare.process.ReplyReady()) return true;
-  if (spare.paused) {
-    spare.process.Thaw();
-    spare.paused = false;
-  }
   // Python, torch and a CUDA context: well under a minute on any host.
   constexpr std::chrono::seconds kWarmTimeout{180};
   spare.warming = false;
@@ -80,15 +77,7 @@ bool EvaluationSession::Settle(Spare& spare, bool wait) {
 void EvaluationSession::StartSpareCandidates(const HarnessProcess::Options& options,
                                              const nlohmann::json& warm, int pool_size) {
   if (!reuse_) return;
-  ResumeSpares();
-  for (auto it = spares_.begin(); it != spares_.end();) {
-    if (Settle(*it, /*wait=*/false)) {
-      ++it;
-    } else {
-      StopSpare(*it);
-      it = spares_.erase(it);
-    }
-  }
+  SettleSpares();
   while (static_cast<int>(spares_.size()) < pool_size) {
     HarnessProcess::Options o = options;
     o.scratch_dir = dir_ / fmt::format("candidate-{}", ++spares_started_);
@@ -128,27 +117,31 @@ void EvaluationSession::ResumeSpares() {
   }
 }
 
+void EvaluationSession::SettleSpares() {
+  std::erase_if(spares_, [](Spare& spare) {
+    if (Settle(spare, /*wait=*/false)) return false;
+    StopSpare(spare);
+    return true;
+  });
+}
+
 std::optional<HarnessProcess> EvaluationSession::TakeSpareCandidate(fs::path* scratch_dir) {
-  ResumeSpares();
+  SettleSpares();
+  if (spares_.empty()) return std::nullopt;
   // The first warm one; else the oldest, waited for.
-  for (int pass = 0; pass < 2; ++pass) {
-    for (auto it = spares_.begin(); it != spares_.end();) {
-      if (!Settle(*it, /*wait=*/pass == 1)) {
-        StopSpare(*it);
-        it = spares_.erase(it);
-        continue;
-      }
-      if (it->warming) {
-        ++it;
-        continue;
-      }
-      std::optional<HarnessProcess> out = std::move(it->process);
-      *scratch_dir = std::move(it->dir);
+  auto it = std::find_if(spares_.begin(), spares_.end(), [](const Spare& s) { return !s.warming; });
+  if (it == spares_.end()) {
+    it = spares_.begin();
+    if (!Settle(*it, /*wait=*/true)) {
+      StopSpare(*it);
       spares_.erase(it);
-      return out;
+      return std::nullopt;  // the evaluation starts its own
     }
   }
-  return std::nullopt;
+  std::optional<HarnessProcess> out = std::move(it->process);
+  *scratch_dir = std::move(it->dir);
+  spares_.erase(it);
+  return out;
 }
 
 std::optional<EvaluationSession::FileStamp> EvaluationSession::Stamp(const fs::path& path) {

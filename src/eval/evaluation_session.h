@@ -71,7 +71,7 @@ class EvaluationSession {
   // (SIGSTOP) for every timing window it would otherwise run beside.
   //
   // Tops the pool up to `pool_size` spares (`options.scratch_dir` is chosen
-  // here) and lets paused ones go on.
+  // here).
   void StartSpareCandidates(const HarnessProcess::Options& options, const nlohmann::json& warm,
                             int pool_size);
   // Before a timing window: spares still warming up are stopped; warm ones
@@ -103,8 +103,11 @@ class EvaluationSession {
     bool paused = false;
   };
   // Reads a spare's warm-up reply if it is there (or, with `wait`, waits for
-  // it); false when the spare failed and must go.
+  // it); false when the spare failed and must go. Never called on a stopped
+  // spare: they are stopped only inside a SparesPaused scope.
   static bool Settle(Spare& spare, bool wait);
+  // Settles every spare without waiting; the failed ones go.
+  void SettleSpares();
   static void StopSpare(Spare& spare);
   void StopSpares();
 

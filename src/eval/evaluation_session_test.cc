@@ -54,6 +54,15 @@ class EvaluationSessionTest : public ::testing::Test {
     EXPECT_TRUE(c.ok()) << c.error().message;
     return c.ok() ? *c : Candidate{};
   }
+  // The reference candidate with `appended` added to its source, written to
+  // `name` in the test's directory.
+  Candidate ReferenceWith(const std::string& name, const std::string& appended) const {
+    fs::path path = root_ / name;
+    Write(path, ReferenceCandidate().source + appended);
+    auto c = LoadCandidateFile(path, "cpu");
+    EXPECT_TRUE(c.ok()) << c.error().message;
+    return c.ok() ? *c : Candidate{};
+  }
   // A short CPU evaluation of any policy, timed without torch.compile.
   EvalOptions CpuOptions() const {
     EvalOptions o;
@@ -107,17 +116,13 @@ TEST_F(EvaluationSessionTest, KeptFilesStayOnlyWithReuse) {
 // one session agree with one-off evaluations, and the second is answered by
 // the same reference process.
 TEST_F(EvaluationSessionTest, CandidatesOfATaskShareTheReference) {
-  const Task task_value = ExampleTask();
-  const Candidate good_value = ReferenceCandidate();
+  const Task task = ExampleTask();
+  const Candidate good = ReferenceCandidate();
+  const Candidate wrong =
+      ReferenceWith("wrong.py",
+                    "\n_orig = ModelNew.forward\n"
+                    "ModelNew.forward = lambda self, *a: _orig(self, *a) * 1.01\n");
   ASSERT_FALSE(::testing::Test::HasFailure());
-  const Task* task = &task_value;
-  const Candidate* good = &good_value;
-  fs::path wrong_path = root_ / "wrong.py";
-  std::string wrong_source = good->source + "\n_orig = ModelNew.forward\n" +
-                             "ModelNew.forward = lambda self, *a: _orig(self, *a) * 1.01\n";
-  Write(wrong_path, wrong_source);
-  auto wrong = LoadCandidateFile(wrong_path, "cpu");
-  ASSERT_TRUE(wrong.ok());
 
   EvalOptions o = CpuOptions();
   o.min_timing_seconds = 0.05;
@@ -125,11 +130,11 @@ TEST_F(EvaluationSessionTest, CandidatesOfATaskShareTheReference) {
   Evaluator evaluator(o);
   EvaluationSession session(root_ / "session", /*reuse=*/true);
 
-  EvalResult first = evaluator.Evaluate(*task, *good, &session);
+  EvalResult first = evaluator.Evaluate(task, good, &session);
   ASSERT_TRUE(first.correct) << first.error.value_or("");
   EXPECT_EQ(first.extra["session"]["reference_evaluation"], 1);
 
-  EvalResult second = evaluator.Evaluate(*task, *wrong, &session);
+  EvalResult second = evaluator.Evaluate(task, wrong, &session);
   EXPECT_TRUE(second.compiled);
   EXPECT_FALSE(second.correct);  // compared against the kept reference outputs
   EXPECT_EQ(second.extra["session"]["reference_evaluation"], 2);
@@ -145,14 +150,14 @@ TEST_F(EvaluationSessionTest, CandidatesOfATaskShareTheReference) {
   ASSERT_TRUE(fs::exists(inputs));
   const auto size = fs::file_size(inputs);
   Write(inputs, "");
-  EvalResult third = evaluator.Evaluate(*task, *good, &session);
+  EvalResult third = evaluator.Evaluate(task, good, &session);
   EXPECT_TRUE(third.correct) << third.error.value_or("");
   EXPECT_EQ(third.extra["session"]["reference_evaluation"], 3);
   EXPECT_EQ(fs::file_size(inputs), size);
   EXPECT_EQ(third.max_abs_err, first.max_abs_err);
 
   // The same candidate, one-off: the same verdict and errors.
-  EvalResult alone = evaluator.Evaluate(*task, *good);
+  EvalResult alone = evaluator.Evaluate(task, good);
   EXPECT_TRUE(alone.correct);
   EXPECT_EQ(alone.extra["session"]["reference_evaluation"], 1);
   EXPECT_EQ(alone.max_abs_err, first.max_abs_err);
@@ -196,14 +201,10 @@ TEST_F(EvaluationSessionTest, SparesArePausedResumedAndStopped) {
 // the window's minimum has passed, although the noise target (set out of
 // reach here) is not met; the first ran to the time cap.
 TEST_F(EvaluationSessionTest, AClearlySlowerCandidateIsRacedOut) {
-  const Task task_value = ExampleTask();
-  const Candidate good_value = ReferenceCandidate();
-  ASSERT_FALSE(::testing::Test::HasFailure());
-  const Task* task = &task_value;
-  const Candidate* good = &good_value;
-  fs::path slow_path = root_ / "slow.py";
+  const Task task = ExampleTask();
+  const Candidate good = ReferenceCandidate();
   // The same answer, computed six times over.
-  std::string slow_source = good->source + R"PY(
+  const Candidate slow = ReferenceWith("slow.py", R"PY(
 
 _once = ModelNew.forward
 
@@ -215,10 +216,8 @@ def _six_times(self, x):
 
 
 ModelNew.forward = _six_times
-)PY";
-  Write(slow_path, slow_source);
-  auto slow = LoadCandidateFile(slow_path, "cpu");
-  ASSERT_TRUE(slow.ok());
+)PY");
+  ASSERT_FALSE(::testing::Test::HasFailure());
 
   EvalOptions o = CpuOptions();
   o.target_noise = 1e-9;
@@ -227,13 +226,13 @@ ModelNew.forward = _six_times
   Evaluator evaluator(o);
   EvaluationSession session(root_ / "session", /*reuse=*/true);
 
-  EvalResult first = evaluator.Evaluate(*task, *good, &session);
+  EvalResult first = evaluator.Evaluate(task, good, &session);
   ASSERT_TRUE(first.accepted) << first.error.value_or("");
   EXPECT_EQ(first.extra["timing_window"]["stopped_by"], "time_cap");
   ASSERT_TRUE(session.best_speedup().has_value());
   EXPECT_DOUBLE_EQ(session.best_speedup()->value, first.speedup_eager.value());
 
-  EvalResult second = evaluator.Evaluate(*task, *slow, &session);
+  EvalResult second = evaluator.Evaluate(task, slow, &session);
   ASSERT_TRUE(second.correct) << second.error.value_or("");
   EXPECT_EQ(second.extra["timing_window"]["stopped_by"], "clear_of_best");
   EXPECT_LT(second.extra["timing_window"]["seconds"].get<double>(), o.max_timing_seconds);
@@ -246,7 +245,7 @@ ModelNew.forward = _six_times
   // Without racing the same candidate is timed to the cap.
   EvalOptions no_race = o;
   no_race.race_sigmas = 0;
-  EvalResult third = Evaluator(no_race).Evaluate(*task, *slow, &session);
+  EvalResult third = Evaluator(no_race).Evaluate(task, slow, &session);
   ASSERT_TRUE(third.correct);
   EXPECT_EQ(third.extra["timing_window"]["stopped_by"], "time_cap");
 }
