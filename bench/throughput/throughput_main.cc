@@ -212,6 +212,7 @@ int main(int argc, char** argv) {
     const json window = extra.value("timing_window", json::object());
     rows.back()["timing_window_seconds"] = window.value("seconds", json(nullptr));
     rows.back()["timing_stopped_by"] = window.value("stopped_by", json(nullptr));
+    rows.back()["timing_window"] = window;
     // Paid by the first candidate of a session only: lets slices of a run be
     // combined as if run in one go.
     rows.back()["torch_compile_seconds"] = extra.contains("torch_compile_reused")

@@ -77,6 +77,34 @@ class _Signature:
         self.workspace_asked = False
 
 
+class _CallBlock:
+    """A filled kf_call and the ctypes arrays it points into (kept alive with
+    it), for one signature at one set of input addresses."""
+
+    __slots__ = ("call", "ref", "arrays", "out_slots", "specs", "single", "device",
+                 "cuda_index")
+
+    def __init__(self, call, arrays, sig, device):
+        self.call = call
+        self.ref = ctypes.byref(call)
+        self.arrays = arrays
+        self.out_slots = arrays[2]
+        self.specs = sig.specs
+        self.single = sig.single
+        self.device = device
+        self.cuda_index = (device.index if device.index is not None
+                           else torch.cuda.current_device()) if device.type == "cuda" else None
+
+
+def _current_raw_stream(index):
+    """The current stream's cudaStream_t: the raw accessor costs a fraction
+    of building a torch.cuda.Stream object per call."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(index)
+    return torch.cuda.current_stream(index).cuda_stream
+
+
 # Call blocks kept at once: relocation between timing batches gives the inputs
 # new addresses, and a block holds pointers, so old ones are dropped.
 _MAX_CALL_BLOCKS = 4
@@ -154,56 +182,61 @@ class NativeModel(torch.nn.Module):
                                "writes tensors only")
         return [(tuple(o.shape), o.dtype) for o in outs], single
 
-    def _signature(self, args):
-        key = tuple((tuple(a.shape), tuple(a.stride()), a.dtype) if isinstance(a, torch.Tensor)
-                    else ("s", a) for a in args)
-        sig = self._signatures.get(key)
+    def _new_block(self, args, key):
+        """The call block for this signature at these input addresses: inputs,
+        parameters, scalars, the outputs' shapes and strides and the workspace
+        are filled in once; a call then sets only the output addresses and
+        the stream."""
+        sig_key = tuple(k[1:] if isinstance(a, torch.Tensor) else k for a, k in zip(args, key))
+        sig = self._signatures.get(sig_key)
         if sig is None:
             sig = _Signature(*self._output_specs(args))
-            self._signatures[key] = sig
-        return sig
-
-    def _call_block(self, args, sig):
-        """A KfCall with the inputs and parameters filled in (outputs and the
-        stream are set per call). The ctypes arrays it points into ride along."""
+            self._signatures[sig_key] = sig
+        device = next((a.device for a in args if isinstance(a, torch.Tensor)),
+                      torch.device("cuda"))
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
         scalars = [_as_scalar(a) for a in args if not isinstance(a, torch.Tensor)]
         params = self._params()
-        arrays = (_tensor_array(tensors), _tensor_array(params),
-                  (KfTensor * max(len(sig.specs), 1))(),
+        outputs = (KfTensor * max(len(sig.specs), 1))()
+        for slot, (shape, dtype) in zip(outputs, sig.specs):
+            # torch.empty's strides for this shape; the address is set per call.
+            _fill(slot, torch.empty(shape, dtype=dtype, device="meta"))
+        arrays = (_tensor_array(tensors), _tensor_array(params), outputs,
                   (ctypes.c_double * max(len(scalars), 1))(*scalars))
         call = KfCall(arrays[0], len(tensors), arrays[3], len(scalars), arrays[1], len(params),
                       arrays[2], len(sig.specs), None, None, 0)
-        return call, arrays
-
-    def forward(self, *args):
-        sig = self._signature(args)
-        # Parameters stay put unless the module is moved (_apply clears this).
-        key = (id(sig),) + tuple(a.data_ptr() if isinstance(a, torch.Tensor) else None
-                                 for a in args)
-        entry = self._calls.get(key)
-        if entry is None:
-            if len(self._calls) >= _MAX_CALL_BLOCKS:
-                self._calls.clear()
-            entry = self._call_block(args, sig)
-            self._calls[key] = entry
-        call = entry[0]
-        device = next((a.device for a in args if isinstance(a, torch.Tensor)),
-                      torch.device("cuda"))
-        outs = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in sig.specs]
-        for slot, o in zip(entry[1][2], outs):
-            _fill(slot, o)
         if not sig.workspace_asked:
             sig.workspace_asked = True
             if self._workspace_bytes is not None:
                 nbytes = int(self._workspace_bytes(ctypes.byref(call)))
                 if nbytes > 0:
                     sig.workspace = torch.empty(nbytes, dtype=torch.uint8, device=device)
-        call.workspace = sig.workspace.data_ptr() if sig.workspace is not None else None
-        call.workspace_bytes = sig.workspace.numel() if sig.workspace is not None else 0
-        # (CPU tensors only in the harness's own tests of the marshalling.)
-        call.stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else None
-        rc = self._forward(ctypes.byref(call))
+        if sig.workspace is not None:
+            call.workspace = sig.workspace.data_ptr()
+            call.workspace_bytes = sig.workspace.numel()
+        if len(self._calls) >= _MAX_CALL_BLOCKS:
+            self._calls.clear()
+        block = _CallBlock(call, arrays, sig, device)
+        self._calls[key] = block
+        return block
+
+    def forward(self, *args):
+        # Everything here runs inside every timed call (the protocol
+        # synchronises after each), so the hit path is kept to one key, one
+        # lookup, the output allocations and the call: a load_inline
+        # candidate pays about as much in its pybind call.
+        key = tuple([(a.data_ptr(), a.shape, a.stride(), a.dtype)
+                     if isinstance(a, torch.Tensor) else ("s", a) for a in args])
+        block = self._calls.get(key)
+        if block is None:
+            block = self._new_block(args, key)
+        device = block.device
+        outs = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in block.specs]
+        for slot, o in zip(block.out_slots, outs):
+            slot.data = o.data_ptr()
+        if block.cuda_index is not None:
+            block.call.stream = _current_raw_stream(block.cuda_index)
+        rc = self._forward(block.ref)
         if rc != 0:
             raise RuntimeError(f"kforge_forward returned {rc}")
-        return outs[0] if sig.single else tuple(outs)
+        return outs[0] if block.single else tuple(outs)

@@ -171,3 +171,34 @@ def test_moving_the_module_makes_new_call_blocks(tmp_path):
         ref.weight.data = ref.weight.data * 2  # new storage for the weight
         model.to(torch.float32)
         assert torch.allclose(model(x, 1.0)[0], ref(x, 1.0)[0])
+
+
+def test_inputs_at_new_addresses_or_with_a_new_layout_get_their_own_call_block(tmp_path):
+    """A call block is reused only for the same input addresses and layout:
+    relocated inputs (timing batches) and an input resized in place are read
+    where and as they are now; the output shapes are derived once per
+    signature, not per address."""
+    ref = ScaleBias(4)
+    model = NativeModel(build(tmp_path, SCALE_BIAS, "scale_bias"), ref)
+    x = torch.randn(2, 4)
+    with torch.no_grad():
+        model(x, 1.0)
+        moved = x.clone()  # the same values at another address
+        moved.mul_(3)
+        assert torch.allclose(model(moved, 1.0)[0], ref(moved, 1.0)[0])
+        x.resize_(3, 4).normal_()  # the same tensor object, a new shape
+        y, _ = model(x, 1.0)
+        assert y.shape == (3, 4) and torch.allclose(y, ref(x, 1.0)[0])
+    assert len(model._signatures) == 2  # (2, 4) and (3, 4): the move derived nothing
+
+
+def test_outputs_written_through_preset_layout_are_contiguous_tensors(tmp_path):
+    """Output slots keep the shape and strides set when the block was made;
+    each call hands over fresh contiguous outputs with those strides."""
+    model = NativeModel(build(tmp_path, SCALE_BIAS, "scale_bias"), ScaleBias(4))
+    x = torch.randn(16, 4).t()[:, :5].t()  # non-contiguous (5, 4) view
+    with torch.no_grad():
+        for _ in range(3):
+            y, y2 = model(x, 2.0)
+            assert y.is_contiguous() and y2.is_contiguous()
+            assert torch.allclose(y2, 2 * y)

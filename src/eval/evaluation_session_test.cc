@@ -112,6 +112,35 @@ TEST_F(EvaluationSessionTest, KeptFilesStayOnlyWithReuse) {
   EXPECT_FALSE(fs::exists(kept.io_dir() / "inputs_2.pt"));
 }
 
+// torch.compile's program is built in the reference process while the first
+// candidate is built and loaded (sent ahead, collected by the next reference
+// call), then bound to the timed inputs; a later candidate reuses it.
+TEST_F(EvaluationSessionTest, TorchCompileIsBuiltAheadThenReused) {
+  const Task task = ExampleTask();
+  const Candidate good = ReferenceCandidate();
+  EvalOptions o = CpuOptions();
+  o.time_compile = true;
+  o.max_timing_seconds = 2;
+  Evaluator evaluator(o);
+  EvaluationSession session(root_ / "session", /*reuse=*/true);
+
+  EvalResult first = evaluator.Evaluate(task, good, &session);
+  ASSERT_TRUE(first.accepted) << first.error.value_or("");
+  EXPECT_FALSE(first.extra.contains("torch_compile_error")) << first.extra.dump();
+  EXPECT_TRUE(first.extra.value("torch_compile_ahead", false));
+  EXPECT_FALSE(first.extra.value("torch_compile_reused", false));
+  EXPECT_GT(first.extra.value("torch_compile_seconds", 0.0), 0.0);
+  ASSERT_TRUE(first.compile_ms.has_value());
+  EXPECT_GT(first.compile_ms->stats.median, 0.0);
+
+  EvalResult second = evaluator.Evaluate(task, good, &session);
+  ASSERT_TRUE(second.accepted) << second.error.value_or("");
+  EXPECT_TRUE(second.extra.value("torch_compile_reused", false));
+  EXPECT_FALSE(second.extra.value("torch_compile_ahead", false));
+  ASSERT_TRUE(second.compile_ms.has_value());
+  EXPECT_EQ(second.extra["session"]["reference_evaluation"], 2);
+}
+
 // Real harness processes on the CPU: a task's candidates evaluated through
 // one session agree with one-off evaluations, and the second is answered by
 // the same reference process.
@@ -229,6 +258,14 @@ ModelNew.forward = _six_times
   EvalResult first = evaluator.Evaluate(task, good, &session);
   ASSERT_TRUE(first.accepted) << first.error.value_or("");
   EXPECT_EQ(first.extra["timing_window"]["stopped_by"], "time_cap");
+  // Every timed program's noise at the end is recorded; none met the target.
+  for (const char* name : {"eager", "candidate"}) {
+    const auto& p = first.extra["timing_window"]["programs"][name];
+    EXPECT_GE(p["samples"].get<int>(), o.min_samples) << name;
+    EXPECT_GT(p["median_ms"].get<double>(), 0) << name;
+    EXPECT_GT(p["rel_error"].get<double>(), o.target_noise) << name;
+  }
+  EXPECT_TRUE(first.extra["timing_window"]["programs"]["noop"]["rel_error"].is_null());
   ASSERT_TRUE(session.best_speedup().has_value());
   EXPECT_DOUBLE_EQ(session.best_speedup()->value, first.speedup_eager.value());
 

@@ -116,7 +116,24 @@ std::variant<nlohmann::json, HarnessError> HarnessProcess::Call(const nlohmann::
   return Receive(timeout);
 }
 
+std::optional<HarnessError> HarnessProcess::SendAhead(const nlohmann::json& command,
+                                                      std::chrono::milliseconds timeout) {
+  if (auto error = Send(command)) return error;
+  ahead_timeout_ = timeout;
+  return std::nullopt;
+}
+
+std::optional<HarnessError> HarnessProcess::CollectAhead() {
+  if (!ahead_timeout_) return std::nullopt;
+  auto timeout = *ahead_timeout_;
+  ahead_timeout_.reset();
+  auto reply = Receive(timeout);
+  if (auto* e = std::get_if<HarnessError>(&reply)) return *e;
+  return std::nullopt;
+}
+
 std::optional<HarnessError> HarnessProcess::Send(const nlohmann::json& command) {
+  if (auto error = CollectAhead()) return error;
   if (!alive_) return HarnessError{HarnessFailure::kInternal, options_.label + " is not running"};
   if (Status s = child_.SendLine(command.dump()); !s) {
     return Fail(HarnessFailure::kCrashed,
@@ -146,6 +163,7 @@ std::variant<nlohmann::json, HarnessError> HarnessProcess::Receive(
 std::variant<SampleTiming, HarnessError> HarnessProcess::Sample(const std::string& program,
                                                                 int calls,
                                                                 std::chrono::milliseconds timeout) {
+  if (auto error = CollectAhead()) return *error;
   if (!alive_) return HarnessError{HarnessFailure::kInternal, options_.label + " is not running"};
   auto deadline = Clock::now() + timeout;
   if (Status s = child_.SendLine(fmt::format("arm {} {}", program, calls)); !s) {

@@ -60,6 +60,13 @@ class HarnessProcess {
   // Send() that succeeded.
   std::optional<HarnessError> Send(const nlohmann::json& command);
   std::variant<nlohmann::json, HarnessError> Receive(std::chrono::milliseconds timeout);
+  // A command whose reply nobody waits for now (work the process can do
+  // while the caller does other things): the next Send(), Call() or
+  // Sample() first reads that reply, waiting up to `timeout` for it, so the
+  // protocol stays in step whoever talks to the process next. A failed
+  // reply is that next call's error.
+  std::optional<HarnessError> SendAhead(const nlohmann::json& command,
+                                        std::chrono::milliseconds timeout);
   // Without waiting: true when Receive() would return at once (a reply is
   // there, or the process is gone).
   bool ReplyReady() { return !alive_ || child_.LineReady(); }
@@ -96,8 +103,12 @@ class HarnessProcess {
       std::chrono::steady_clock::time_point deadline,
       std::chrono::steady_clock::time_point spin_until = {});
 
+  // Reads the reply of a SendAhead() command, if one is outstanding.
+  std::optional<HarnessError> CollectAhead();
+
   ChildProcess child_;
   Options options_;
+  std::optional<std::chrono::milliseconds> ahead_timeout_;  // a reply outstanding
   bool spin_for_samples_ = false;
   bool alive_ = true;
 };
