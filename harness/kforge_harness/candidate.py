@@ -121,6 +121,12 @@ class CandidateHost:
             return
         dev = self.device.torch_device
         n = (nbytes + 3) // 4
+        # Cached blocks go back to the device first. The loop below ends by
+        # reserving one new block, which stays cached: without this, every
+        # poisoning would add one output-sized block to the process. With an
+        # empty cache the one poisoned block is the only free one an output
+        # can land in.
+        torch.cuda.empty_cache()
         reserved = torch.cuda.memory_reserved(dev)
         blocks = []
         # The caching allocator hands out the best-fitting free block, so
@@ -142,6 +148,14 @@ class CandidateHost:
 
     def cmd_run(self, msg):
         k = msg["trial"]
+        if self.device.kind == "cuda":
+            # Every trial's inputs must land at addresses no earlier trial used
+            # (fresh_addresses), so the blocks freed by earlier trials, all at
+            # such addresses, are of no use here; kept in the allocator's cache
+            # they added one input-sized block per trial (the candidate process
+            # held 43 GiB on the H100 after the trials of L1 19_ReLU, 6 GiB
+            # inputs, and the reference process then ran out of memory).
+            torch.cuda.empty_cache()
         loaded = load_tensors(msg["input_file"], self.device.torch_device)
         reuse = msg.get("reuse_buffers_of")
         if reuse is not None and reuse in self.trials:

@@ -26,6 +26,13 @@ constexpr double kLinearPad = 0.05;  // linear axes by this fraction of the rang
 constexpr int kTargetTicks = 6;
 constexpr int kMaxLogTicks = 10;
 constexpr size_t kMaxLabelChars = 32;
+// An upper estimate of one character's width in the charts' 12 px font, for
+// deciding on which side of a line a text fits (SVG text has no wrapping).
+constexpr double kCharWidthPx = 7;
+// The least height of one series' bar in a bar chart row: room for its
+// 10 px value label, so the labels of two series do not overlap.
+constexpr double kMinSeriesBarPx = 12;
+constexpr double kBarRowPaddingPx = 6;
 constexpr const char* kGridColor = "#e5e7eb";
 constexpr const char* kAxisColor = "#6b7280";
 constexpr const char* kTextColor = "#374151";
@@ -347,7 +354,10 @@ std::string Render(const BarChart& c) {
     }
   }
   xr.Add(c.reference, c.x.log);
-  const double top = kMarginTop, row = c.row_height;
+  const size_t n_series = std::max<size_t>(1, c.names.size());
+  const double top = kMarginTop, row = std::max<double>(
+                                     c.row_height, kMinSeriesBarPx * static_cast<double>(n_series) +
+                                                       kBarRowPaddingPx);
   const double height = top + row * static_cast<double>(c.bars.size()) + kMarginBottom;
   const double left = kBarLabelWidth, right = c.width - kBarValueRoom;
   const double bottom = top + row * static_cast<double>(c.bars.size());
@@ -363,8 +373,7 @@ std::string Render(const BarChart& c) {
   }
   if (!c.x.label.empty()) out += Text((left + right) / 2, bottom + 36, c.x.label, "middle");
   const double ref_x = xs.Map(c.reference);
-  const size_t n_series = std::max<size_t>(1, c.names.size());
-  const double bar_h = (row - 6) / static_cast<double>(n_series);
+  const double bar_h = (row - kBarRowPaddingPx) / static_cast<double>(n_series);
   for (size_t i = 0; i < c.bars.size(); ++i) {
     const Bar& b = c.bars[i];
     double y0 = top + row * static_cast<double>(i);
@@ -395,8 +404,12 @@ std::string Render(const BarChart& c) {
                   " font-size=\"10\"");
     }
     if (!any && !b.note.empty()) {
-      out += Text(ref_x + 6, y0 + row / 2 + 4, b.note, "start",
-                  " font-style=\"italic\" fill-opacity=\"0.7\"");
+      // Right of the reference line, or left of it when the line is near the
+      // right edge (every speedup below 1x) and the note would be cut off.
+      const bool fits_right =
+          ref_x + 6 + kCharWidthPx * static_cast<double>(b.note.size()) <= c.width;
+      out += Text(fits_right ? ref_x + 6 : ref_x - 6, y0 + row / 2 + 4, b.note,
+                  fits_right ? "start" : "end", " font-style=\"italic\" fill-opacity=\"0.7\"");
     }
     out += "</g>\n";
   }

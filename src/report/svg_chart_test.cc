@@ -76,6 +76,35 @@ TEST(BarChart, LinksLabelsAndWritesNotesForMissingValues) {
   EXPECT_EQ(Count(svg, "<rect") - Count(svg, "fill=\"#f9fafb\""), 2u);  // two value bars
 }
 
+TEST(BarChart, NotesStayInsideTheChartWhenEverySpeedupIsBelowOne) {
+  BarChart c;
+  c.title = "bars";
+  c.names = {"eager", "compile"};
+  c.x.log = true;
+  c.x.format = SpeedupTick;
+  c.bars.push_back({"40_LayerNorm", "", {0.98, 0.07}, "", false, ""});
+  c.bars.push_back({"19_ReLU", "", {}, "no accepted candidate", true, ""});
+  c.bars.push_back({"2_Ok", "", {2.0, 1.5}, "", false, ""});
+  // With 2x on the axis the 1x line leaves room on its right: the note goes there.
+  std::string svg = Render(c);
+  size_t note = svg.find("no accepted candidate");
+  ASSERT_NE(note, std::string::npos);
+  EXPECT_NE(svg.rfind("text-anchor=\"start\"", note), std::string::npos);
+  // Without it the 1x line is at the right edge: the note is written to its left.
+  c.bars.pop_back();
+  svg = Render(c);
+  note = svg.find("no accepted candidate");
+  ASSERT_NE(note, std::string::npos);
+  size_t tag = svg.rfind("<text", note);
+  ASSERT_NE(tag, std::string::npos);
+  EXPECT_NE(svg.substr(tag, note - tag).find("text-anchor=\"end\""), std::string::npos);
+  // Two series: each bar is at least 12 px high, so their labels do not overlap.
+  size_t bar = svg.find("rx=\"2\"");  // value bars only
+  ASSERT_NE(bar, std::string::npos);
+  size_t h = svg.find("height=\"", svg.rfind("<rect", bar));
+  EXPECT_GE(std::stod(svg.substr(h + 8)), 11.0);  // bar_h − 1
+}
+
 TEST(Histogram, CountsEverySample) {
   Histogram h;
   h.title = "h";
