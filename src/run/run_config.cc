@@ -35,6 +35,10 @@ void RegisterRunConfig(ConfigSchema& s) {
   s.Add({"kb.textual_gradient", kb.textual_gradient,
          "kb: after each evaluation, the three text stages (kb_policy_evaluation, "
          "kb_perf_gap_analysis, kb_parameter_update) rewrite the technique's entry"});
+  s.Add({"kb.refine_states", kb.refine_states,
+         "kb: a profiled candidate's state, when it becomes a parent, is the one the "
+         "kb_perf_gap_analysis stage names (state_after) if the knowledge base knows it, a "
+         "discovered state included, instead of the rules' (needs kb.textual_gradient)"});
   s.Add({"kb.profile", kb.profile,
          "kb: auto (Nsight Compute on cuda when ncu is found; none on cpu), ncu (required), or "
          "off; without a profile the state is 'unknown'"});
@@ -102,6 +106,7 @@ Result<KbRunOptions> KbRunOptionsFromConfig(const Config& c) {
   o.temperature = c.GetDouble("kb.temperature");
   if (!(o.temperature > 0)) return Error::BadInput("config key 'kb.temperature' must be positive");
   o.textual_gradient = c.GetBool("kb.textual_gradient");
+  o.refine_states = c.GetBool("kb.refine_states");
   o.profile = c.GetString("kb.profile");
   if (o.profile != "auto" && o.profile != "ncu" && o.profile != "off") {
     return Error::BadInput(

@@ -29,6 +29,10 @@ struct KbRunOptions {
   int top_k = 3;                 // techniques drawn per prompt
   double temperature = 0.2;      // Select's temperature: lower is greedier
   bool textual_gradient = true;  // the three text stages after each evaluation
+  // The gap analysis's `state_after` (a state the knowledge base knows, a
+  // discovered one included) replaces the rules' state of a profiled candidate
+  // when it becomes a parent: the LLM refinement of the classification.
+  bool refine_states = true;
   // auto: Nsight Compute on cuda when `ncu` is found, none on cpu; ncu: required
   // (an error on cpu or without ncu); off: never (state "unknown").
   std::string profile = "auto";

@@ -175,6 +175,9 @@ void RunKnowledge::Rebuild(const std::vector<EventRecord>& events) {
     std::string id = detail["candidate_id"].get<std::string>();
     if (e.type == kKbUpdateEvent) {
       updated_.insert(id);
+      if (detail.value("state_refined", json()).is_string()) {
+        refined_state_[id] = detail["state_refined"].get<std::string>();
+      }
       continue;
     }
     auto advice = kb::KbAdvice::FromJson(detail.value("advice", json()));
@@ -226,6 +229,14 @@ void RunKnowledge::Decorate(search::Proposal& proposal, int64_t slot) {
     state = p->state->state;
     profile_of = fmt::format("The parent candidate {}", Short(*parent));
     details = ProfileText(*parent);
+    if (auto r = refined_state_.find(*parent);
+        options_.refine_states && r != refined_state_.end() && kb_.states().count(r->second) > 0) {
+      details += fmt::format(
+          "\nThe knowledge base's gap analysis of this candidate places it in state `{}` "
+          "(the rules above say `{}`).",
+          r->second, state);
+      state = r->second;
+    }
   } else if (const ProfileResult* r = profiled(kReferenceKey)) {
     state = r->state->state;
     profile_of = parent ? "The reference program (its profile stands in for the unprofiled parent)"
@@ -376,6 +387,18 @@ Result<json> RunKnowledge::Apply(Store& store, const KnowledgeUpdate& u,
       text_error = changed.error().message;
     }
   }
+  // The LLM refinement of the classification: only for a candidate whose
+  // profile the analysis read, and only to a state the base knows (the rules'
+  // six, or one a ParameterUpdate discovered, this one included).
+  json state_refined = nullptr;
+  if (options_.refine_states && !s.profile_after.empty() && replies.gap.is_object() &&
+      replies.gap.value("state_after", json()).is_string()) {
+    std::string named = replies.gap["state_after"].get<std::string>();
+    auto profiled = profiles_.find(u.candidate_id);
+    bool differs = profiled == profiles_.end() || !profiled->second.state ||
+                   profiled->second.state->state != named;
+    if (base.states().count(named) > 0 && differs) state_refined = named;
+  }
   json detail = {
       {"candidate_id", u.candidate_id},
       {"parent_id", u.parent_id ? json(*u.parent_id) : json(nullptr)},
@@ -393,6 +416,7 @@ Result<json> RunKnowledge::Apply(Store& store, const KnowledgeUpdate& u,
                       : json(nullptr)},
       {"state_after",
        replies.gap.is_object() ? replies.gap.value("state_after", json(nullptr)) : json(nullptr)},
+      {"state_refined", state_refined},
       {"text_update", text_update},
       {"stages", replies.status}};
   if (!text_error.empty()) detail["text_update_error"] = text_error;
@@ -406,6 +430,7 @@ Result<json> RunKnowledge::Apply(Store& store, const KnowledgeUpdate& u,
   if (auto seq = store.RecordEvent(event); !seq) return seq.error();
   if (Status st = kb::SaveKnowledgeBase(store, base); !st) return st.error();
   kb_ = std::move(base);
+  if (state_refined.is_string()) refined_state_[u.candidate_id] = state_refined.get<std::string>();
   return detail;
 }
 

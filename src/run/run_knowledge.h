@@ -197,6 +197,8 @@ class RunKnowledge {
   std::string rebuilt_best_;  // the best candidate before a resume, profiled first
   bool profiles_started_ = false;
   std::map<std::string, ProfileResult> profiles_;  // by key
+  // Profiled candidates whose state the gap analysis refined (kb.refine_states).
+  std::map<std::string, std::string> refined_state_;  // by candidate id
   std::vector<std::string> profile_queue_;
   std::map<std::string, KnowledgeUpdate> awaiting_profile_;  // by candidate id
 };

@@ -56,7 +56,7 @@ class KbModel : public ModelClient {
     } else if (stage == kb::kStagePerfGapAnalysis) {
       r.value = {{"explanation", "fewer passes"},
                  {"causes", {"memory traffic"}},
-                 {"state_after", "memory_bound"}};
+                 {"state_after", state_after}};
     } else {
       r.value = {{"notes", "pays off on chains of elementwise ops"},
                  {"description", ""},
@@ -71,6 +71,7 @@ class KbModel : public ModelClient {
   std::vector<std::string> stages;
   std::vector<std::string> stage_prompts;
   std::string fail_stage;
+  std::string state_after = "memory_bound";  // what the gap analysis names
 
  private:
   std::mutex mu_;
@@ -155,7 +156,8 @@ class RunKnowledgeTest : public ::testing::Test {
     return *id;
   }
 
-  std::unique_ptr<RunKnowledge> Open(const std::string& run_id, bool textual_gradient = true) {
+  std::unique_ptr<RunKnowledge> Open(const std::string& run_id, bool textual_gradient = true,
+                                     bool refine_states = true) {
     KnowledgeSetup setup;
     setup.run_id = run_id;
     setup.seed = 7;
@@ -163,6 +165,7 @@ class RunKnowledgeTest : public ::testing::Test {
     setup.hardware = "x86_64 CPU, 2 cores";
     setup.scratch = dir_;
     setup.options.textual_gradient = textual_gradient;
+    setup.options.refine_states = refine_states;
     auto k = RunKnowledge::Open(*store_, setup, templates_);
     EXPECT_TRUE(k.ok()) << (k.ok() ? "" : k.error().message);
     return k.ok() ? std::move(k).value() : nullptr;
@@ -327,6 +330,81 @@ TEST_F(RunKnowledgeTest, EachCandidateNamingATechniqueUpdatesTheStoredBaseOnce) 
   EXPECT_EQ(stored.successes, 2);
   EXPECT_EQ(stored.notes, "pays off on chains of elementwise ops");
   EXPECT_NEAR(stored.PredictedGain(), updates[1]["predicted_gain"]["new"].get<double>(), 1e-9);
+}
+
+// kb.refine_states: the gap analysis's state_after replaces the rules' state
+// of a profiled candidate for its children's prompts, when the base knows the
+// state; off, or naming a state the base does not know, the rules' stays.
+TEST_F(RunKnowledgeTest, TheGapAnalysisRefinesAProfiledCandidatesStateForItsChildren) {
+  struct Case {
+    bool refine;
+    std::string named;
+    std::string want;  // the state the child's prompt is given
+  };
+  for (const Case& c : {Case{true, kb::kComputeBound, kb::kComputeBound},
+                        Case{false, kb::kComputeBound, kb::kMemoryBound},
+                        Case{true, "no_such_state", kb::kMemoryBound}}) {
+    SCOPED_TRACE(c.named + (c.refine ? " refine" : " no refine"));
+    std::string run = NewRun(1);
+    auto knowledge = Open(run, /*textual_gradient=*/true, c.refine);
+    ASSERT_TRUE(knowledge);
+    search::Proposal proposal;
+    proposal.id = 1;
+    proposal.prompt.Text("answer", "fmt");
+    knowledge->Decorate(proposal, 0);
+    CandidateRecord parent;
+    parent.id = "p1";
+    ASSERT_TRUE(knowledge->OnCandidate(proposal, parent, "**Technique:** `kernel_fusion`\n"));
+    // Its profile, by the rules: memory-bound.
+    ProfileResult profile;
+    profile.key = "p1";
+    profile.state = kb::StateClassification{kb::kMemoryBound, "DRAM at 88% of peak", ""};
+    profile.summary = "1 kernel";
+    EXPECT_TRUE(knowledge->OnProfile(profile).empty());
+    EvaluationRecord e;
+    e.accepted = true;
+    e.verdict = "ok";
+    e.speedup_eager = 1.2;
+    knowledge->NoteEvaluation(parent, e, /*live=*/true);
+    auto update = knowledge->UpdateFor(parent, e);
+    ASSERT_TRUE(update);
+    EXPECT_NE(update->step.profile_after.find("memory_bound"), std::string::npos);
+    KbModel model("kernel_fusion");
+    model.state_after = c.named;
+    auto detail = knowledge->Apply(*store_, *update, RunKnowledge::RunStages(model, *update));
+    ASSERT_TRUE(detail.ok()) << detail.error().message;
+    EXPECT_EQ((*detail)["state_after"], c.named);
+    EXPECT_EQ((*detail)["state_refined"],
+              c.want == kb::kMemoryBound ? json(nullptr) : json(c.want));
+
+    search::Proposal child;
+    child.id = 2;
+    child.parent_ids = {"p1"};
+    child.prompt.Text("answer", "fmt");
+    knowledge->Decorate(child, 1);
+    ASSERT_EQ(child.prompt.sections().size(), 2u);
+    const std::string& section = child.prompt.sections()[0].items[0];
+    EXPECT_NE(section.find("performance state `" + c.want + "`"), std::string::npos) << section;
+    EXPECT_EQ(section.find("the rules above say") != std::string::npos, c.want != kb::kMemoryBound)
+        << section;
+
+    // A resumed run gives the child the same state (rebuilt from the kb_update event).
+    if (c.refine) {
+      auto resumed = Open(run, true, c.refine);
+      ASSERT_TRUE(resumed);
+      auto events = store_->EventsOfRun(run);
+      ASSERT_TRUE(events.ok());
+      resumed->Rebuild(*events);
+      EXPECT_TRUE(resumed->OnProfile(profile).empty());
+      search::Proposal again = child;
+      again.prompt = llm::Prompt();
+      again.prompt.Text("answer", "fmt");
+      resumed->Decorate(again, 1);
+      ASSERT_EQ(again.prompt.sections().size(), 2u);
+      EXPECT_NE(again.prompt.sections()[0].items[0].find("performance state `" + c.want + "`"),
+                std::string::npos);
+    }
+  }
 }
 
 TEST_F(RunKnowledgeTest, AFailedStageKeepsTheNumericUpdate) {
