@@ -96,13 +96,14 @@ class _CallBlock:
                            else torch.cuda.current_device()) if device.type == "cuda" else None
 
 
-def _current_raw_stream(index):
-    """The current stream's cudaStream_t: the raw accessor costs a fraction
-    of building a torch.cuda.Stream object per call."""
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    if raw is not None:
-        return raw(index)
+def _stream_object_handle(index):
     return torch.cuda.current_stream(index).cuda_stream
+
+
+# The current stream's cudaStream_t by device index: the raw accessor (what
+# inductor's generated code uses) costs a fraction of building a
+# torch.cuda.Stream object per call; the public path where it is missing.
+_current_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", _stream_object_handle)
 
 
 # Call blocks kept at once: relocation between timing batches gives the inputs

@@ -264,8 +264,13 @@ class Reference:
         overlaps the candidate's build and load; setup_timing then binds the
         program to the timed inputs (same shapes: no second build)."""
         if self.compile_reply is None:
-            inputs = make_inputs(self.task, msg["seed"], self.device.torch_device, self.dtype)
-            self.compile_reply = self._build_compiled(inputs)
+            try:
+                inputs = make_inputs(self.task, msg["seed"], self.device.torch_device, self.dtype)
+            except Exception as exc:  # noqa: BLE001 - as a failed build: the trials decide
+                short, _ = describe_exception(exc)
+                inputs, self.compile_reply = None, {"ok": False, "error": short, "seconds": 0.0}
+            if inputs is not None:
+                self.compile_reply = self._build_compiled(inputs)
             self.compiled_trial = None  # built, bound to no trial yet
             del inputs
             if self.device.kind == "cuda":
