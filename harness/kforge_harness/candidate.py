@@ -121,12 +121,6 @@ class CandidateHost:
             return
         dev = self.device.torch_device
         n = (nbytes + 3) // 4
-        # Cached blocks go back to the device first. The loop below ends by
-        # reserving one new block, which stays cached: without this, every
-        # poisoning would add one output-sized block to the process. With an
-        # empty cache the one poisoned block is the only free one an output
-        # can land in.
-        torch.cuda.empty_cache()
         reserved = torch.cuda.memory_reserved(dev)
         blocks = []
         # The caching allocator hands out the best-fitting free block, so
@@ -154,7 +148,8 @@ class CandidateHost:
             # such addresses, are of no use here; kept in the allocator's cache
             # they added one input-sized block per trial (the candidate process
             # held 43 GiB on the H100 after the trials of L1 19_ReLU, 6 GiB
-            # inputs, and the reference process then ran out of memory).
+            # inputs, and the reference process then ran out of memory). It
+            # also returns the block the last poisoning reserved.
             torch.cuda.empty_cache()
         loaded = load_tensors(msg["input_file"], self.device.torch_device)
         reuse = msg.get("reuse_buffers_of")

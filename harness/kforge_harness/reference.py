@@ -240,16 +240,21 @@ class Reference:
             torch.cuda.empty_cache()
         return {"ok": True}
 
+    def _first_calls(self, compiled, inputs):
+        """Two calls on `inputs`: the build (or, for a program built on other
+        inputs, its guards) happens here, not in the window's warm-up."""
+        with torch.no_grad():
+            for _ in range(2):
+                compiled(*inputs)
+        self.device.sync()
+
     def _build_compiled(self, inputs):
         """torch.compile's program for the model, built and run twice on
         `inputs`; the reply part kforge records (`seconds` is the build)."""
         t0 = time.perf_counter()
         try:
             compiled = torch.compile(self.model)
-            with torch.no_grad():
-                for _ in range(2):
-                    compiled(*inputs)
-            self.device.sync()
+            self._first_calls(compiled, inputs)
             self.compiled = compiled
             reply = {"ok": True, "seconds": time.perf_counter() - t0}
             _stop_compile_workers()
@@ -267,12 +272,12 @@ class Reference:
             try:
                 inputs = make_inputs(self.task, msg["seed"], self.device.torch_device, self.dtype)
             except Exception as exc:  # noqa: BLE001 - as a failed build: the trials decide
-                short, _ = describe_exception(exc)
-                inputs, self.compile_reply = None, {"ok": False, "error": short, "seconds": 0.0}
-            if inputs is not None:
+                self.compile_reply = {"ok": False, "error": describe_exception(exc)[0],
+                                      "seconds": 0.0}
+            else:
                 self.compile_reply = self._build_compiled(inputs)
+                del inputs
             self.compiled_trial = None  # built, bound to no trial yet
-            del inputs
             if self.device.kind == "cuda":
                 torch.cuda.empty_cache()
         return {"ok": True, "compile": self.compile_reply}
@@ -293,10 +298,7 @@ class Reference:
             if self.compiled is not None:
                 compiled = self.compiled
                 if ahead:
-                    with torch.no_grad():  # the timed inputs' first calls (guards)
-                        for _ in range(2):
-                            compiled(*inputs)
-                    self.device.sync()
+                    self._first_calls(compiled, inputs)
                 self.server.register("compile", lambda: compiled(*inputs))
             reply["compile"] = dict(self.compile_reply, reused=not ahead, ahead=ahead)
             if ahead and not self.reuse:

@@ -450,6 +450,19 @@ void EvaluationRun::RunStaticChecks() {
   }
 }
 
+// The untrusted process loads a native object from its own scratch copy.
+fs::path CopyIntoScratch(const fs::path& library, const fs::path& scratch) {
+  fs::path local = scratch / "kernel.so";
+  std::error_code ec;
+  fs::create_directories(scratch, ec);
+  fs::copy_file(library, local, fs::copy_options::overwrite_existing, ec);
+  if (ec) {
+    throw OperationError{Error::Internal(fmt::format("copying {} into the candidate's scratch: {}",
+                                                     library.string(), ec.message()))};
+  }
+  return local;
+}
+
 void EvaluationRun::StartCandidate() {
   if (!static_.parse_error.empty()) {
     r_.compiled = false;
@@ -472,16 +485,7 @@ void EvaluationRun::StartCandidate() {
   }
   o.scratch_dir = cand_scratch_;
   if (!native_library.empty()) {
-    // The untrusted process loads the object from its own scratch copy.
-    fs::path local = o.scratch_dir / "kernel.so";
-    std::error_code ec;
-    fs::create_directories(o.scratch_dir, ec);
-    fs::copy_file(native_library, local, fs::copy_options::overwrite_existing, ec);
-    if (ec) {
-      throw OperationError{Error::Internal(fmt::format(
-          "copying {} into the candidate's scratch: {}", native_library.string(), ec.message()))};
-    }
-    build_fields["native_library"] = local.string();
+    build_fields["native_library"] = CopyIntoScratch(native_library, o.scratch_dir).string();
   }
   if (spare) {
     cand_proc_.emplace(std::move(*spare));
