@@ -177,6 +177,12 @@ int RunBaseline(const BaselineArgs& a) {
         t.record["sol_floor_ms"] =
             b.result.sol_floor_ms ? json(*b.result.sol_floor_ms) : json(nullptr);
         t.record["device"] = {{"name", identity->name}, {"torch_version", identity->torch_version}};
+        // Where the task's time went (reference start and load, trials,
+        // timing window with its torch.compile build): what a faster suite
+        // run would have to cut.
+        if (b.result.extra.contains("phase_seconds")) {
+          t.record["phase_seconds"] = b.result.extra["phase_seconds"];
+        }
         if (compile_ahead) {
           t.record["compiled_ahead"] = {
               {"ok", built[k].ok},

@@ -43,6 +43,11 @@ def test_suite_measured_stored_and_found_again(kforge, tmp_path):
     stored = {json.loads(r[3])["task"]: json.loads(r[3]) for r in rows}
     for t in first["tasks"]:
         assert stored[t["task"]]["eager_ms"]["median"] == t["eager_ms"]
+        # Where the task's time went, per step of the measurement.
+        phases = stored[t["task"]]["phase_seconds"]
+        assert {"reference", "trials", "timing"} <= phases.keys()
+        assert all(v > 0 for v in phases.values())
+        assert sum(phases.values()) <= t["seconds"]
 
     # The next run finds every task measured on this device and measures none.
     again = baseline_json(kforge, "--suite", EXAMPLES / "tasks", "--db", db)
