@@ -73,7 +73,7 @@ void AddOptimizeCommand(CLI::App& root, CommandTable& table) {
                   "Model spec: openai:MODEL[@BASE_URL], anthropic:MODEL[@BASE_URL], replay:RUN_ID "
                   "(default: config llm.spec)");
   cmd->add_option("--strategy", args->strategy,
-                  "pacevolve|contrastive|greedy|best-of-n|agent (agent: not available yet)")
+                  "pacevolve|contrastive|greedy|best-of-n|agent")
       ->default_val("greedy");
   cmd->add_option("--iterations", args->iterations,
                   "Candidates sent to evaluation, compile failures included")

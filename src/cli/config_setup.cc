@@ -4,6 +4,7 @@
 #include "eval/evaluator.h"
 #include "llm/llm_settings.h"
 #include "run/run_config.h"
+#include "search/baseline/agent_strategy.h"
 #include "search/baseline/greedy_strategy.h"
 #include "search/pacevolve/search_config.h"
 #include "store/store.h"
@@ -20,6 +21,7 @@ void RegisterAllConfig() {
   llm::RegisterLlmConfig(s);
   RegisterSearchConfig(s);
   search::RegisterBaselineStrategyConfig(s);
+  search::RegisterAgentStrategyConfig(s);
   run::RegisterRunConfig(s);
 }
 

@@ -141,6 +141,42 @@ TEST_F(EvaluationSessionTest, TorchCompileIsBuiltAheadThenReused) {
   EXPECT_EQ(second.extra["session"]["reference_evaluation"], 2);
 }
 
+// An agent's checks of a draft (EvalDepth): `build` stops after the build
+// and load, `correctness` after the trials, neither times nor accepts; the
+// full evaluation after them, in the same session, is the one of record.
+TEST_F(EvaluationSessionTest, DraftChecksStopAtTheirDepth) {
+  const Task task = ExampleTask();
+  const Candidate good = ReferenceCandidate();
+  EvaluationSession session(root_ / "session", /*reuse=*/true);
+  EvalOptions o = CpuOptions();
+
+  o.depth = EvalDepth::kBuild;
+  EvalResult built = Evaluator(o).Evaluate(task, good, &session);
+  EXPECT_TRUE(built.compiled) << built.error.value_or("");
+  EXPECT_EQ(built.trials, 0);
+  EXPECT_FALSE(built.correct);
+  EXPECT_FALSE(built.accepted);
+  EXPECT_FALSE(built.eager_ms.has_value());
+  EXPECT_EQ(built.extra.value("depth", ""), "build");
+  EXPECT_EQ(built.milestone, -1);
+
+  o.depth = EvalDepth::kCorrectness;
+  EvalResult verified = Evaluator(o).Evaluate(task, good, &session);
+  EXPECT_TRUE(verified.correct) << verified.error.value_or("");
+  EXPECT_GT(verified.trials, 0);
+  EXPECT_FALSE(verified.accepted);
+  EXPECT_FALSE(verified.candidate_ms.has_value());
+  EXPECT_FALSE(verified.eager_ms.has_value());
+  EXPECT_FALSE(verified.extra["phase_seconds"].contains("timing"));
+  EXPECT_EQ(verified.extra.value("depth", ""), "correctness");
+
+  o.depth = EvalDepth::kFull;
+  EvalResult full = Evaluator(o).Evaluate(task, good, &session);
+  EXPECT_TRUE(full.accepted) << full.error.value_or("");
+  EXPECT_TRUE(full.candidate_ms.has_value());
+  EXPECT_FALSE(full.extra.contains("depth"));
+}
+
 // Real harness processes on the CPU: a task's candidates evaluated through
 // one session agree with one-off evaluations, and the second is answered by
 // the same reference process.

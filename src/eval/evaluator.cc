@@ -1417,7 +1417,9 @@ void EvaluationRun::Conclude() {
          fmt::format("{:.1f}x over eager exceeds the plausibility threshold {:.0f}x",
                      *r_.speedup_eager, opt_.suspect_speedup));
   }
-  r_.accepted = r_.compiled && r_.correct && r_.verdict() != Verdict::kRejected && !r_.degenerate;
+  // A check of a draft (EvalDepth) is never an evaluation of record.
+  r_.accepted = r_.compiled && r_.correct && r_.verdict() != Verdict::kRejected && !r_.degenerate &&
+                (baseline_only_ || opt_.depth == EvalDepth::kFull);
   if (!r_.accepted) {
     // Contract: speedups and the candidate's timing only for accepted candidates.
     extra_["unaccepted_timing"] =
@@ -1457,12 +1459,18 @@ EvalResult EvaluationRun::Run() {
         {{"cmd", "warm"}, {"device", r_.device_kind}, {"index", r_.device_index}},
         opt_.spare_candidates);
   }
-  Timed("trials", [&] { RunTrials(); });
-  AssessDegeneracy();
-  if (!baseline_only_) Timed("input_variants", [&] { RunInputVariants(); });
+  const EvalDepth depth = baseline_only_ ? EvalDepth::kFull : opt_.depth;
+  if (depth != EvalDepth::kBuild) {
+    Timed("trials", [&] { RunTrials(); });
+    AssessDegeneracy();
+    if (!baseline_only_) Timed("input_variants", [&] { RunInputVariants(); });
+  }
   bool cand_alive = cand_proc_ && cand_proc_->alive();
   bool time_candidate = cand_alive && r_.compiled && r_.correct && !static_rejected_;
-  if (time_candidate || baseline_only_ || !baseline_ || !baseline_->contains("eager_ms")) {
+  if (depth != EvalDepth::kFull) {
+    // A check of a draft: no timing window, nothing taken from the cache.
+    extra_["depth"] = EvalDepthName(depth);
+  } else if (time_candidate || baseline_only_ || !baseline_ || !baseline_->contains("eager_ms")) {
     {
       // Nothing of the spares runs beside the window.
       SparesPaused paused(session_);
@@ -1492,7 +1500,7 @@ EvalResult EvaluationRun::Run() {
     r_.eager_ms = from_cache((*baseline_)["eager_ms"]);
     r_.compile_ms = from_cache((*baseline_).value("compile_ms", json(nullptr)));
   }
-  SpeedOfLight();
+  if (depth == EvalDepth::kFull) SpeedOfLight();
   Conclude();
   // Only a clean, accepted result sets the pace for later candidates.
   if (r_.accepted && r_.verdict() == Verdict::kOk && speedup_estimate_) {
@@ -1567,6 +1575,18 @@ Evaluator::Baseline Evaluator::MeasureBaseline(const Task& task) {
   Baseline b;
   b.result = run.RunBaselineOnly(&b.record);
   return b;
+}
+
+const char* EvalDepthName(EvalDepth depth) {
+  switch (depth) {
+    case EvalDepth::kFull:
+      return "full";
+    case EvalDepth::kBuild:
+      return "build";
+    case EvalDepth::kCorrectness:
+      return "correctness";
+  }
+  return "full";
 }
 
 std::string NativeArchFor(const std::string& capability) {

@@ -37,7 +37,19 @@ struct ExtensionPrebuild {
 // More spares than this would only crowd the host.
 inline constexpr int kMaxSpareCandidates = 8;
 
+// How far an evaluation goes. The agent's tools check a draft without the
+// cost of a timing window: `compile` builds and loads it, `verify` also runs
+// the correctness trials and input variants. A partial evaluation is never
+// accepted (no timing, no speedup); it only answers the tool.
+enum class EvalDepth {
+  kFull,         // build, trials, timing, integrity: the evaluation of record
+  kBuild,        // static checks, build and load
+  kCorrectness,  // and the correctness trials and input variants
+};
+const char* EvalDepthName(EvalDepth depth);
+
 struct EvalOptions {
+  EvalDepth depth = EvalDepth::kFull;
   std::string device = "auto";  // auto | cuda | cpu
   int gpu = 0;
   Policy policy = Policy::kStrict;

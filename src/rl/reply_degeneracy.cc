@@ -109,6 +109,21 @@ std::optional<std::string> DegenerateReason(const TrainingSample& sample) {
       return fmt::format("tool call to '{}' with arguments that are not a JSON object", call.name);
     }
   }
+  if (sample.agent) {
+    // The whole episode is the sample: its tool use must be clean throughout.
+    if (sample.agent->invalid_tool_calls > 0) {
+      return fmt::format(
+          "the agent episode made {} invalid tool call(s) (an unknown tool, or "
+          "arguments that do not fit it)",
+          sample.agent->invalid_tool_calls);
+    }
+    if (sample.agent->repeated_tool_calls > 0) {
+      return fmt::format(
+          "the agent episode repeated {} identical tool call(s) with no file "
+          "written in between (a loop)",
+          sample.agent->repeated_tool_calls);
+    }
+  }
   if (sample.response_tool_calls.empty() && llm::ExtractCodeBlocks(sample.response).empty()) {
     return "no closed fenced code block";
   }

@@ -23,7 +23,10 @@ std::optional<std::string> FindRepetitionLoop(std::string_view text);
 // Why the reply is degenerate, or nullopt: it loops (FindRepetitionLoop),
 // was cut at the token limit (finish_reason "length"), has no closed fenced
 // code block, or makes a tool call that names a tool the request did not
-// offer or whose arguments are not a JSON object.
+// offer or whose arguments are not a JSON object; or, for a candidate an
+// agent episode submitted, the episode made an invalid tool call or repeated
+// an identical call with no file written in between (CUDA Agent's filter on
+// whole trajectories).
 std::optional<std::string> DegenerateReason(const TrainingSample& sample);
 
 }  // namespace kforge::rl

@@ -37,7 +37,13 @@ json Metadata(const TrainingSample& s) {
           {"verdict", s.verdict},
           {"milestone", s.milestone},
           {"speedup", {{"eager", NullOr(s.speedup_eager)}, {"compile", NullOr(s.speedup_compile)}}},
-          {"degenerate_reason", degenerate ? json(*degenerate) : json(nullptr)}};
+          {"degenerate_reason", degenerate ? json(*degenerate) : json(nullptr)},
+          {"agent", s.agent ? json{{"end", s.agent->end},
+                                   {"turns", s.agent->turns},
+                                   {"tokens", s.agent->tokens},
+                                   {"invalid_tool_calls", s.agent->invalid_tool_calls},
+                                   {"repeated_tool_calls", s.agent->repeated_tool_calls}}
+                            : json(nullptr)}};
 }
 
 // Samples with the same prompt context: the run, its task, the parents.
@@ -107,6 +113,21 @@ json MessagesSchema() {
   return {{"type", "array"}, {"minItems", 1}, {"items", std::move(message)}};
 }
 
+json AgentSchema() {
+  json count = {{"type", "integer"}, {"minimum", 0}};
+  return {{"anyOf",
+           json::array(
+               {{{"type", "null"}},
+                Strict({{"end",
+                         {{"type", "string"},
+                          {"enum",
+                           {"submitted", "stopped", "turn_limit", "token_limit", "model_error"}}}},
+                        {"turns", count},
+                        {"tokens", count},
+                        {"invalid_tool_calls", count},
+                        {"repeated_tool_calls", count}})})}};
+}
+
 json MetadataSchema() {
   return Strict({{"run_id", {{"type", "string"}, {"minLength", 1}}},
                  {"bench_id", NullableString()},
@@ -125,7 +146,8 @@ json MetadataSchema() {
                  {"verdict", {{"type", "string"}, {"enum", {"ok", "suspect", "rejected"}}}},
                  {"milestone", Milestone()},
                  {"speedup", Strict({{"eager", NullableNumber()}, {"compile", NullableNumber()}})},
-                 {"degenerate_reason", NullableString()}});
+                 {"degenerate_reason", NullableString()},
+                 {"agent", AgentSchema()}});
 }
 
 json SampleSchema() {

@@ -224,6 +224,67 @@ TEST_F(ExportTest, RftDropsTheLoopingReply) {
   for (const json& r : records) EXPECT_GT(r["reward"].get<int>(), 0);
 }
 
+// An agent run: each candidate's trajectory counts come from its
+// agent_episode event; RFT drops whole episodes that hallucinated a tool or
+// looped, however good their candidate (CUDA Agent's filter).
+TEST_F(ExportTest, RftDropsAgentEpisodesWithInvalidOrRepeatedToolCalls) {
+  // The submitting turn answers with a tool call and no code block: not degenerate by itself.
+  AddRun("run-agent", "gelu",
+         {{"a1", {}, 3, 2.0, "ok", "Submitting."},
+          {"a2", {}, 3, 2.5, "ok", "Submitting."},
+          {"a3", {}, 2, 1.5, "ok", "Submitting."},
+          {"a4", {}, 2, 1.4, "ok", "Submitting."}});
+  auto episode = [&](const std::string& candidate, int invalid, int repeated) {
+    EventRecord e;
+    e.run_id = "run-agent";
+    e.type = "agent_episode";
+    e.detail_json = json{{"end", "submitted"},
+                         {"candidate_id", candidate},
+                         {"tokens", 5000},
+                         {"invalid_tool_calls", invalid},
+                         {"repeated_tool_calls", repeated},
+                         {"turns", json::array({json::object(), json::object()})}}
+                        .dump();
+    ASSERT_TRUE(store_->RecordEvent(e));
+  };
+  episode("a1", 0, 0);
+  episode("a2", 1, 0);  // called a tool it was not given
+  episode("a3", 0, 2);  // the same call again with nothing written in between
+  // a4: no episode event (a candidate of another strategy): single-reply rules only
+  EventRecord failed;  // an episode without a submission names no candidate
+  failed.run_id = "run-agent";
+  failed.type = "agent_episode";
+  failed.detail_json = json{{"end", "turn_limit"}, {"candidate_id", nullptr}}.dump();
+  ASSERT_TRUE(store_->RecordEvent(failed));
+
+  auto loaded = LoadTrainingSamples(*store_, "run-agent");
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_EQ(loaded->samples.size(), 4u);
+  ASSERT_TRUE(loaded->samples[0].agent.has_value());
+  EXPECT_EQ(loaded->samples[0].agent->turns, 2);
+  EXPECT_EQ(loaded->samples[0].agent->tokens, 5000);
+  EXPECT_FALSE(loaded->samples[3].agent.has_value());
+  for (TrainingSample& s : loaded->samples) {
+    s.response_tool_calls = {{"submit", "{}"}};
+    s.tool_names = {"write_file", "compile", "verify", "submit"};
+  }
+
+  ExportSummary summary;
+  std::vector<json> records = ExportChecked(loaded->samples, ExportFormat::kRft, {}, &summary);
+  EXPECT_EQ(CandidateIds(records), (std::vector<std::string>{"a1", "a4"}));
+  EXPECT_EQ(summary.degenerate, 2u);
+  EXPECT_EQ(records[0]["metadata"]["agent"]["end"], "submitted");
+  EXPECT_EQ(records[0]["metadata"]["agent"]["invalid_tool_calls"], 0);
+  EXPECT_TRUE(records[1]["metadata"]["agent"].is_null());
+  // The other formats keep them, saying why they are degenerate.
+  std::vector<json> sft = ExportChecked(loaded->samples, ExportFormat::kSft);
+  ASSERT_EQ(sft.size(), 4u);
+  EXPECT_NE(sft[1]["metadata"]["degenerate_reason"].get<std::string>().find("invalid tool call"),
+            std::string::npos);
+  EXPECT_NE(sft[2]["metadata"]["degenerate_reason"].get<std::string>().find("a loop"),
+            std::string::npos);
+}
+
 TEST_F(ExportTest, GrpoGroupsByParentWithNormalisedAdvantages) {
   auto loaded = LoadTrainingSamples(*store_, RunA());
   ASSERT_TRUE(loaded) << loaded.error().message;

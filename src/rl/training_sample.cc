@@ -84,6 +84,22 @@ Status AppendRun(Store& store, const std::string& run_id, const std::string& ben
   if (!calls) return calls.error();
   std::map<std::string, const LlmCallRecordRow*> by_id;
   for (const LlmCallRecordRow& c : *calls) by_id[c.id] = &c;
+  auto events = store.EventsOfRun(run_id);
+  if (!events) return events.error();
+  std::map<std::string, AgentEpisodeStats> episode_of;  // by candidate id
+  for (const EventRecord& e : *events) {
+    if (e.type != "agent_episode") continue;
+    json d = json::parse(e.detail_json, nullptr, false);
+    if (!d.is_object() || !d.contains("candidate_id") || !d["candidate_id"].is_string()) continue;
+    AgentEpisodeStats a;
+    a.end = d.value("end", "");
+    a.turns =
+        d.contains("turns") && d["turns"].is_array() ? static_cast<int64_t>(d["turns"].size()) : 0;
+    a.tokens = d.value("tokens", int64_t{0});
+    a.invalid_tool_calls = d.value("invalid_tool_calls", int64_t{0});
+    a.repeated_tool_calls = d.value("repeated_tool_calls", int64_t{0});
+    episode_of[d["candidate_id"].get<std::string>()] = a;
+  }
 
   for (const EvaluatedCandidate& ec : *evaluated) {
     auto call = by_id.find(ec.candidate.llm_call_id);
@@ -99,6 +115,7 @@ Status AppendRun(Store& store, const std::string& run_id, const std::string& ben
     s.parent_ids = ec.candidate.parent_ids;
     s.iteration = ec.candidate.iteration;
     s.island = ec.candidate.island;
+    if (auto ep = episode_of.find(ec.candidate.id); ep != episode_of.end()) s.agent = ep->second;
     if (!FillFromCall(*call->second, s)) {
       ++out.without_prompt;
       continue;

@@ -21,6 +21,16 @@ struct ToolCallText {
   std::string arguments_json;
 };
 
+// The agent episode that wrote a candidate (its `agent_episode` event): the
+// RFT filter drops trajectories with hallucinated or looping tool calls.
+struct AgentEpisodeStats {
+  std::string end;  // submitted | stopped | turn_limit | token_limit | model_error
+  int64_t turns = 0;
+  int64_t tokens = 0;
+  int64_t invalid_tool_calls = 0;
+  int64_t repeated_tool_calls = 0;
+};
+
 struct TrainingSample {
   // The request's messages as recorded ([{"role", "content", ...}]): chat
   // messages are JSON by nature and go out as they came in.
@@ -42,6 +52,9 @@ struct TrainingSample {
   std::string candidate_id, llm_call_id, stage, model, format;
   std::vector<std::string> parent_ids;
   int64_t iteration = 0, island = 0;
+  // Set for a candidate an agent episode submitted (strategy agent): the
+  // prompt is then the whole conversation before the submitting turn.
+  std::optional<AgentEpisodeStats> agent;
 
   // The exported reward: CUDA Agent's milestone (−1, 1, 2, 3), as is.
   double reward() const { return milestone; }

@@ -44,6 +44,7 @@ Result<nlohmann::json> EvaluatorBackend::Evaluate(int worker, const EvaluationRe
 
   EvalOptions options = options_;
   options.gpu = gpus_[static_cast<size_t>(worker)];
+  options.depth = request.depth;
   if (request.native) {
     if (NativeBuildQueue* queue = NativeQueue()) options.native_build = queue->AsBuildStep();
   } else if (ExtensionBuildQueue* queue = ExtensionQueue()) {

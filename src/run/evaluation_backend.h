@@ -28,6 +28,9 @@ struct EvaluationRequest {
   std::string sha256;
   // kernelbench or cpp follow the device; native is a .cu with the C ABI.
   bool native = false;
+  // kFull for a candidate of the run; an agent's compile and verify tools
+  // check drafts with less (their results are not recorded as evaluations).
+  EvalDepth depth = EvalDepth::kFull;
 };
 
 class EvaluationBackend {

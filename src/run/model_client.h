@@ -20,6 +20,13 @@ class ModelClient {
   virtual llm::LlmResult<llm::StructuredReply> AskStructured(const std::string& stage,
                                                              const llm::Prompt& prompt,
                                                              const llm::OutputSchema& schema) = 0;
+  // One turn of a tool-using conversation (the agent strategy), recorded
+  // like every other call. A client that cannot hold one says so.
+  virtual llm::LlmResult<llm::LlmResponse> Complete(const llm::LlmRequest& request) {
+    return llm::LlmError::Make(
+        llm::LlmErrorKind::kBadSpec,
+        "this model client cannot hold a tool-using conversation (" + request.stage + ")");
+  }
   virtual llm::BudgetSpend spend() const = 0;
 };
 
@@ -34,6 +41,9 @@ class SessionModelClient : public ModelClient {
                                                      const llm::Prompt& prompt,
                                                      const llm::OutputSchema& schema) override {
     return session_.AskStructured(stage, prompt, schema);
+  }
+  llm::LlmResult<llm::LlmResponse> Complete(const llm::LlmRequest& request) override {
+    return session_.Complete(request);
   }
   llm::BudgetSpend spend() const override { return session_.spend(); }
 

@@ -226,12 +226,14 @@ void OptimizeLoop::Stop(Cause cause, std::string reason) {
   if (cause_ != Cause::kNone) return;
   cause_ = cause;
   reason_ = std::move(reason);
+  stopping_->store(true);
   progress_.Event("stopping: " + reason_, Snapshot());
 }
 
 void OptimizeLoop::Fail(Error error) {
   if (cause_ == Cause::kFatal) return;
   cause_ = Cause::kFatal;
+  stopping_->store(true);
   reason_ = error.message;
   error_ = std::move(error);
 }
@@ -248,10 +250,28 @@ void OptimizeLoop::LaunchProposals() {
     uint64_t id = proposal->id;
     auto mailbox = mailbox_;
     ModelClient& model = model_;
-    proposal_threads_[id] = std::thread([mailbox, &model, p = std::move(*proposal)]() mutable {
+    CheckSubmit submit = proposal->kind == search::ReplyKind::kAgent ? MakeCheckSubmit() : nullptr;
+    const bool native = context_.candidate_format == "native";
+    std::filesystem::path work_root = context_.work_dir.empty()
+                                          ? std::filesystem::temp_directory_path() / "kforge-agent"
+                                          : context_.work_dir;
+    std::shared_ptr<const std::atomic<bool>> stopping = stopping_;
+    proposal_threads_[id] = std::thread([mailbox, &model, submit = std::move(submit), native,
+                                         work_root = std::move(work_root), stopping,
+                                         p = std::move(*proposal)]() mutable {
       ProposalDone done;
       try {
-        if (p.kind == search::ReplyKind::kStructured && p.schema) {
+        if (p.kind == search::ReplyKind::kAgent) {
+          AgentProposalResult r =
+              RunAgentProposal(model, p, native, std::move(submit), work_root, stopping);
+          done.code = std::move(r.code);
+          done.reply_text = std::move(r.reply_text);
+          done.llm_call_id = std::move(r.llm_call_id);
+          done.error = std::move(r.error);
+          done.interrupted = r.interrupted;
+          done.end_reason = std::move(r.end_reason);
+          done.trajectory = std::move(r.trajectory);
+        } else if (p.kind == search::ReplyKind::kStructured && p.schema) {
           auto reply = model.AskStructured(p.stage, p.prompt, *p.schema);
           if (reply) {
             done.value = std::move(reply->value);
@@ -280,15 +300,21 @@ void OptimizeLoop::LaunchProposals() {
 }
 
 void OptimizeLoop::DispatchEvaluations() {
+  if (cause_ != Cause::kNone) RefuseChecks();
   if (cause_ == Cause::kSignal || cause_ == Cause::kFatal) return;
   if (profiling_ || StartProfile()) return;  // ncu has the GPU
   // A profile waits for every worker to be idle: dispatch no more meanwhile.
   if (context_.knowledge != nullptr && context_.knowledge->HasProfileJob() &&
-      !evaluating_.empty() && cause_ == Cause::kNone) {
+      (!evaluating_.empty() || !checking_.empty()) && cause_ == Cause::kNone) {
     return;
   }
-  for (int worker = 0; worker < backend_.workers() && !queue_.empty(); ++worker) {
-    if (evaluating_.count(worker) > 0) continue;
+  for (int worker = 0; worker < backend_.workers() && (!queue_.empty() || !checks_.empty());
+       ++worker) {
+    if (evaluating_.count(worker) > 0 || checking_.count(worker) > 0) continue;
+    if (!checks_.empty()) {
+      StartCheck(worker);
+      continue;
+    }
     std::string candidate_id = queue_.front();
     queue_.pop_front();
     const CandidateRecord& c = unevaluated_.at(candidate_id);
@@ -319,7 +345,10 @@ void OptimizeLoop::DispatchEvaluations() {
 }
 
 bool OptimizeLoop::Finished() {
-  if (proposing_ > 0 || !evaluating_.empty() || knowledge_updates_ > 0 || profiling_) return false;
+  if (proposing_ > 0 || !evaluating_.empty() || !checking_.empty() || knowledge_updates_ > 0 ||
+      profiling_) {
+    return false;
+  }
   bool evaluations_stopped = cause_ == Cause::kSignal || cause_ == Cause::kFatal;
   if (!queue_.empty() && !evaluations_stopped) return false;
   if (context_.knowledge != nullptr) {
@@ -361,7 +390,15 @@ void OptimizeLoop::Handle(ProposalDone done) {
   --proposing_;
   JoinThread(proposal_threads_, done.proposal.id);
   uint64_t proposal_id = done.proposal.id;
-  HandleProposal(std::move(done));
+  if (done.proposal.kind == search::ReplyKind::kAgent) {
+    search::Proposal proposal = done.proposal;
+    json trajectory = std::move(done.trajectory);
+    std::string end_reason = done.end_reason;
+    std::string candidate_id = HandleProposal(std::move(done));
+    RecordAgentEpisode(proposal, std::move(trajectory), end_reason, candidate_id);
+  } else {
+    HandleProposal(std::move(done));
+  }
   if (context_.knowledge != nullptr) context_.knowledge->Forget(proposal_id);
   if (calls_since_candidate_ >= options_.max_calls_per_candidate) {
     Stop(Cause::kUnusable, fmt::format("{} LLM calls in a row produced no new candidate; see "
@@ -370,43 +407,51 @@ void OptimizeLoop::Handle(ProposalDone done) {
   }
 }
 
-void OptimizeLoop::HandleProposal(ProposalDone done) {
+std::string OptimizeLoop::HandleProposal(ProposalDone done) {
   ++calls_since_candidate_;
   const search::Proposal& p = done.proposal;
   using Kind = search::ProposalOutcome::Kind;
+  if (done.interrupted) {  // the run's stop ended the episode: nothing went wrong with it
+    strategy_.Settle(p.id, {Kind::kFailed, "", 0, {}, done.end_reason});
+    return "";
+  }
   if (done.error) {
     const llm::LlmError& e = *done.error;
     if (e.kind == llm::LlmErrorKind::kBudgetExhausted) {
       strategy_.Settle(p.id, {Kind::kFailed, "", 0, {}, e.Describe()});
       Stop(Cause::kBudget, "LLM budget reached (" + e.message + ")");
-      return;
+      return "";
     }
     if (e.kind == llm::LlmErrorKind::kReplayExhausted) {
       strategy_.Settle(p.id, {Kind::kFailed, "", 0, {}, e.Describe()});
       Stop(Cause::kReplayDone, "the replayed run has no more recorded answers");
-      return;
+      return "";
     }
     if (IsFatal(e.kind)) {
       strategy_.Settle(p.id, {Kind::kFailed, "", 0, {}, e.Describe()});
       Fail(e.ToError());
-      return;
+      return "";
     }
     Unusable(p, e.Describe());
-    return;
+    return "";
+  }
+  if (p.kind == search::ReplyKind::kAgent && done.code.empty()) {
+    Unusable(p, done.end_reason);
+    return "";
   }
   if (p.kind == search::ReplyKind::kStructured) {
     unusable_streak_ = 0;
     strategy_.Settle(p.id, {Kind::kStructured, "", 0, std::move(done.value), ""});
-    return;
+    return "";
   }
   std::string sha = Sha256Hex(done.code);
   if (known_sha_.count(sha) > 0) {
     Unusable(p, "the code is identical to an earlier candidate of this run");
-    return;
+    return "";
   }
   if (recorded_ >= options_.iterations) {
     strategy_.Settle(p.id, {Kind::kFailed, "", 0, {}, "the run has all its candidates"});
-    return;
+    return "";
   }
   CandidateRecord c;
   c.run_id = context_.run_id;
@@ -420,18 +465,18 @@ void OptimizeLoop::HandleProposal(ProposalDone done) {
   auto inserted = store_.AddCandidate(c);
   if (!inserted) {
     Fail(inserted.error());
-    return;
+    return "";
   }
   c.id = inserted->id;
   if (!inserted->inserted) {  // cannot happen with one scheduler; never evaluate twice
     known_sha_.insert(sha);
     Unusable(p, "the code is identical to an earlier candidate of this run");
-    return;
+    return "";
   }
   auto enqueued = store_.EnqueueJob(context_.run_id, c.id);
   if (!enqueued) {
     Fail(enqueued.error());
-    return;
+    return "";
   }
   known_sha_.insert(sha);
   ++recorded_;
@@ -448,7 +493,77 @@ void OptimizeLoop::HandleProposal(ProposalDone done) {
       if (auto seq = store_.RecordEvent(*event); !seq) Fail(seq.error());
     }
   }
+  std::string id = c.id;
   unevaluated_[c.id] = std::move(c);
+  return id;
+}
+
+void OptimizeLoop::RecordAgentEpisode(const search::Proposal& proposal, json trajectory,
+                                      const std::string& end_reason,
+                                      const std::string& candidate_id) {
+  if (!trajectory.is_object()) return;  // the episode never ran (no workspace)
+  trajectory["stage"] = proposal.stage;
+  trajectory["parent_ids"] = proposal.parent_ids;
+  trajectory["candidate_id"] = candidate_id.empty() ? json(nullptr) : json(candidate_id);
+  if (!end_reason.empty()) trajectory["reason"] = end_reason;
+  EventRecord event;
+  event.run_id = context_.run_id;
+  event.type = "agent_episode";
+  event.island = proposal.island;
+  event.iteration = next_iteration_ - (candidate_id.empty() ? 0 : 1);
+  event.detail_json = llm::DumpJson(trajectory);
+  // Durable: RL exports read a candidate's trajectory counts from it.
+  if (auto seq = store_.RecordEvent(event); !seq) Fail(seq.error());
+}
+
+CheckSubmit OptimizeLoop::MakeCheckSubmit() {
+  return [mailbox = mailbox_, closed = closed_](EvaluationRequest request) -> Result<json> {
+    constexpr auto kWait = std::chrono::milliseconds(200);
+    if (closed->load()) return Error::Internal("the run has ended");
+    auto reply = std::make_shared<std::promise<Result<json>>>();
+    std::future<Result<json>> answer = reply->get_future();
+    mailbox->Post(CheckRequested{std::move(request), reply});
+    while (answer.wait_for(kWait) != std::future_status::ready) {
+      if (closed->load()) return Error::Internal("the run has ended");
+    }
+    return answer.get();
+  };
+}
+
+void OptimizeLoop::Handle(CheckRequested check) {
+  checks_.push_back(std::move(check));
+  if (cause_ != Cause::kNone) RefuseChecks();
+}
+
+void OptimizeLoop::RefuseChecks() {
+  for (CheckRequested& c : checks_) {
+    c.reply->set_value(Error::Internal("the run is stopping (" + reason_ + ")"));
+  }
+  checks_.clear();
+}
+
+void OptimizeLoop::StartCheck(int worker) {
+  CheckRequested check = std::move(checks_.front());
+  checks_.pop_front();
+  checking_.insert(worker);
+  auto mailbox = mailbox_;
+  EvaluationBackend& backend = backend_;
+  evaluation_threads_[static_cast<uint64_t>(worker)] =
+      std::thread([mailbox, &backend, worker, c = std::move(check)] {
+        Result<json> result = Error::Internal("the check did not run");
+        try {
+          result = backend.Evaluate(worker, c.request);
+        } catch (const std::exception& e) {
+          result = Error::Internal(fmt::format("the check failed: {}", e.what()));
+        }
+        c.reply->set_value(std::move(result));
+        mailbox->Post(CheckDone{worker});
+      });
+}
+
+void OptimizeLoop::Handle(CheckDone done) {
+  checking_.erase(done.worker);
+  JoinThread(evaluation_threads_, static_cast<uint64_t>(done.worker));
 }
 
 void OptimizeLoop::Handle(EvaluationDone done) {
@@ -563,7 +678,8 @@ void OptimizeLoop::ApplyKnowledgeUpdate(const KnowledgeUpdate& update,
 }
 
 bool OptimizeLoop::StartProfile() {
-  if (context_.knowledge == nullptr || !evaluating_.empty() || cause_ != Cause::kNone) {
+  if (context_.knowledge == nullptr || !evaluating_.empty() || !checking_.empty() ||
+      cause_ != Cause::kNone) {
     return false;
   }
   std::optional<ProfileJob> job = context_.knowledge->NextProfileJob();
@@ -597,7 +713,7 @@ ProgressSnapshot OptimizeLoop::Snapshot() const {
   double minutes = std::chrono::duration<double>(Clock::now() - started_).count() / 60.0;
   s.evaluations_per_minute = minutes > 0 ? static_cast<double>(session_evaluations_) / minutes : 0;
   s.proposing = proposing_;
-  s.evaluating = static_cast<int>(evaluating_.size());
+  s.evaluating = static_cast<int>(evaluating_.size() + checking_.size());
   llm::BudgetSpend spend = model_.spend();
   s.llm_calls = spend.calls;
   s.llm_tokens = spend.input_tokens + spend.output_tokens;
@@ -682,6 +798,8 @@ Result<LoopOutcome> OptimizeLoop::Run() {
     std::visit([this](auto&& m) { Handle(std::move(m)); }, std::move(*message));
     if (Status st = SyncStrategy(); !st) Fail(st.error());
   }
+  closed_->store(true);
+  RefuseChecks();
   if (Status st = Finish(outcome); !st && !outcome.error) {
     outcome.status = RunStatus::kFailed;
     outcome.error = st.error();

@@ -15,10 +15,13 @@
 // first. The run ends with exactly `iterations` evaluations unless it stops.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <filesystem>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,6 +32,7 @@
 #include <variant>
 
 #include "common/result.h"
+#include "run/agent_proposal.h"
 #include "run/evaluation_backend.h"
 #include "run/model_client.h"
 #include "run/progress.h"
@@ -56,6 +60,8 @@ struct LoopContext {
   bool resumed = false;          // run_resumed instead of run_started
   // The knowledge base's part in the run (run_knowledge.h); null: not used.
   RunKnowledge* knowledge = nullptr;
+  // Where agent episodes get their workspaces (empty: the system's temp dir).
+  std::filesystem::path work_dir = {};
 };
 
 class OptimizeLoop {
@@ -81,6 +87,20 @@ class OptimizeLoop {
     std::string reply_text;  // the whole reply, for the technique it names
     std::string llm_call_id;
     nlohmann::json value;
+    // Agent proposals: the episode's trajectory, whether the run's stop cut
+    // it short, and why it ended without a submission.
+    nlohmann::json trajectory;
+    bool interrupted = false;
+    std::string end_reason;
+  };
+  // An agent's tool wants a draft checked: the scheduler runs it on a free
+  // worker before waiting candidates (a model is waiting for the answer).
+  struct CheckRequested {
+    EvaluationRequest request;
+    std::shared_ptr<std::promise<Result<nlohmann::json>>> reply;
+  };
+  struct CheckDone {
+    int worker = 0;
   };
   struct EvaluationDone {
     int worker = 0;
@@ -97,7 +117,8 @@ class OptimizeLoop {
     uint64_t thread = 0;
     ProfileResult result;
   };
-  using Message = std::variant<ProposalDone, EvaluationDone, KnowledgeStagesDone, ProfileDone>;
+  using Message = std::variant<ProposalDone, EvaluationDone, KnowledgeStagesDone, ProfileDone,
+                               CheckRequested, CheckDone>;
 
   // Messages from the proposal and evaluation threads to the scheduler.
   // Shared, so a thread still running after an abandoned Run() posts safely.
@@ -120,7 +141,17 @@ class OptimizeLoop {
   void DispatchEvaluations();
   bool Finished();
   void Handle(ProposalDone done);
-  void HandleProposal(ProposalDone done);
+  // The new candidate's id, or empty when the proposal gave none.
+  std::string HandleProposal(ProposalDone done);
+  void RecordAgentEpisode(const search::Proposal& proposal, nlohmann::json trajectory,
+                          const std::string& end_reason, const std::string& candidate_id);
+  void Handle(CheckRequested check);
+  void Handle(CheckDone done);
+  void StartCheck(int worker);
+  // Pending checks are answered "not run" once the run is stopping.
+  void RefuseChecks();
+  // What an agent episode's checks go through (a proposal thread calls it).
+  CheckSubmit MakeCheckSubmit();
   void Handle(EvaluationDone done);
   void Handle(KnowledgeStagesDone done);
   void Handle(ProfileDone done);
@@ -159,6 +190,12 @@ class OptimizeLoop {
   std::map<std::string, CandidateRecord> unevaluated_;  // by candidate id
   std::deque<std::string> queue_;                       // waiting for a worker, by iteration
   std::map<int, std::string> evaluating_;               // worker -> candidate id
+  std::deque<CheckRequested> checks_;                   // agent checks waiting for a worker
+  std::set<int> checking_;                              // workers running a check
+  // Set once the run stops or fails: agent episodes make no further turn.
+  std::shared_ptr<std::atomic<bool>> stopping_ = std::make_shared<std::atomic<bool>>(false);
+  // Set when Run() returns: a check asked later is refused, not awaited.
+  std::shared_ptr<std::atomic<bool>> closed_ = std::make_shared<std::atomic<bool>>(false);
   // Observations waiting for every earlier iteration (nullopt: not evaluated yet).
   std::map<int64_t, std::optional<search::Observation>> awaiting_;
   int proposing_ = 0;

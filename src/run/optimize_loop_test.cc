@@ -2,6 +2,7 @@
 // on a real SQLite store: exact N, dedupe, stops, resume rebuild, ordering.
 #include "run/optimize_loop.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "common/files.h"
 #include "common/hash.h"
 #include "run/run_report.h"
+#include "search/baseline/agent_strategy.h"
 
 namespace kforge::run {
 namespace {
@@ -252,7 +254,9 @@ TEST_F(OptimizeLoopTest, NativeRunsRecordAndEvaluateNativeCandidates) {
                               /*resumed=*/false, nullptr, format);
     EXPECT_EQ(out.status, RunStatus::kCompleted);
     EXPECT_EQ(native, std::vector<bool>(2, format == "native")) << format;
-    for (const auto& c : *store_->CandidatesOfRun(run)) EXPECT_EQ(c.format, format);
+    auto candidates = store_->CandidatesOfRun(run);
+    ASSERT_TRUE(candidates.ok());
+    for (const auto& c : *candidates) EXPECT_EQ(c.format, format);
   }
 }
 
@@ -588,6 +592,206 @@ TEST_F(OptimizeLoopTest, ReportsFollowTheContractShapes) {
   EXPECT_NE(model_new->find("code 3"), std::string::npos);
   EXPECT_NE(model_new->find(run), std::string::npos);
   EXPECT_EQ(*ReadFile(exported->source_path), "code 3");
+}
+
+// Tool-using turns from a script: (episode, turn, request) -> the response.
+// An episode starts with a request of two messages (skill and task).
+class ScriptedAgentModel : public ModelClient {
+ public:
+  using Script = std::function<llm::LlmResponse(int episode, int turn, const llm::LlmRequest&)>;
+  explicit ScriptedAgentModel(Script script) : script_(std::move(script)) {}
+
+  llm::LlmResult<llm::LlmResponse> Complete(const llm::LlmRequest& request) override {
+    std::lock_guard lock(mu_);
+    if (request.messages.size() == 2) turn_[std::this_thread::get_id()] = {episodes_++, 0};
+    auto& [episode, turn] = turn_[std::this_thread::get_id()];
+    requests.push_back(request);
+    llm::LlmResponse r = script_(episode, turn++, request);
+    ++calls_;  // no call id: nothing is recorded in the call log here
+    return r;
+  }
+  llm::LlmResult<llm::CodeReply> AskForCode(const std::string&, const llm::Prompt&,
+                                            const std::vector<std::string>&) override {
+    return llm::LlmError::Make(llm::LlmErrorKind::kBadSpec, "an agent run asks for no code");
+  }
+  llm::LlmResult<llm::StructuredReply> AskStructured(const std::string&, const llm::Prompt&,
+                                                     const llm::OutputSchema&) override {
+    return llm::LlmError::Make(llm::LlmErrorKind::kBadSpec, "not scripted");
+  }
+  llm::BudgetSpend spend() const override {
+    std::lock_guard lock(mu_);
+    llm::BudgetSpend s;
+    s.calls = calls_;
+    return s;
+  }
+  std::vector<llm::LlmRequest> requests;
+
+ private:
+  mutable std::mutex mu_;
+  Script script_;
+  std::map<std::thread::id, std::pair<int, int>> turn_;
+  int episodes_ = 0;
+  int64_t calls_ = 0;
+};
+
+llm::ToolCall Call(const std::string& name, json args, const std::string& id) {
+  return {id, name, args.dump()};
+}
+
+llm::LlmResponse Turn(std::string text, std::vector<llm::ToolCall> calls) {
+  llm::LlmResponse r;
+  r.text = std::move(text);
+  r.tool_calls = std::move(calls);
+  r.usage = {100, 20};
+  return r;
+}
+
+std::unique_ptr<search::AgentStrategy> MakeAgentStrategy() {
+  auto templates = search::PromptTemplates::FromMap(
+      {{"system", "You write kernels."},
+       {"format_cpu", "format"},
+       {"policy_strict", "policy"},
+       {"rules", "rules"},
+       {"task", "{{task_name}}: {{task_source}}"},
+       {"hardware", "{{hardware}} {{baseline}}"},
+       {"answer", "answer in a fence"},
+       {"agent", "The file is {{candidate_file}}: {{start}} {{format_note}}"}});
+  search::StrategyContext context;
+  context.task_name = "t";
+  context.task_source = "class Model: ...";
+  context.device = "cpu";
+  context.hardware = "a CPU";
+  context.format = "cpp";
+  context.policy = "strict";
+  search::AgentOptions options;
+  options.max_turns = 5;
+  auto s =
+      search::AgentStrategy::Create(context, templates, "SKILL: compile, verify, submit.", options);
+  EXPECT_TRUE(s.ok()) << s.error().message;
+  return std::move(s).value();
+}
+
+// Records the depth of every evaluation the backend was asked for.
+struct DepthLog {
+  std::mutex mu;
+  std::vector<std::pair<EvalDepth, std::string>> seen;  // depth, source
+  void Note(const EvaluationRequest& r) {
+    std::lock_guard lock(mu);
+    seen.push_back({r.depth, r.source});
+  }
+};
+
+// An `agent` run: each proposal is an episode whose compile, verify and
+// profile tools reach the backend as checks of the draft at their depth (not
+// recorded as evaluations), and whose submitted file becomes the candidate,
+// evaluated in full, with the submitting turn as its LLM call and the
+// trajectory recorded as an agent_episode event. The second episode starts
+// from the first's accepted candidate.
+TEST_F(OptimizeLoopTest, AgentEpisodesCheckDraftsAndSubmitCandidates) {
+  std::string run = NewRun(2);
+  ScriptedAgentModel model([](int episode, int turn, const llm::LlmRequest&) {
+    std::string code = fmt::format("code {}", episode + 1);
+    switch (turn) {
+      case 0:
+        return Turn("Plan: fuse.",
+                    {Call("write_file", {{"path", "model_new.py"}, {"content", code}}, "w"),
+                     Call("compile", json::object(), "c")});
+      case 1:
+        return Turn("", {Call("verify", json::object(), "v")});
+      default:
+        return Turn("Done.",
+                    {Call("profile", json::object(), "p"), Call("submit", json::object(), "s")});
+    }
+  });
+  FakeBackend backend;
+  DepthLog log;
+  backend.on_evaluate = [&](const EvaluationRequest& r) { log.Note(r); };
+  auto strategy = MakeAgentStrategy();
+  LoopOutcome out = RunLoop(run, *strategy, model, backend, Options(2, /*in_flight=*/1));
+  EXPECT_EQ(out.status, RunStatus::kCompleted) << out.reason;
+  EXPECT_EQ(out.evaluations, 2);
+
+  using D = EvalDepth;
+  std::vector<std::pair<D, std::string>> want = {{D::kBuild, "code 1"}, {D::kCorrectness, "code 1"},
+                                                 {D::kFull, "code 1"},  {D::kFull, "code 1"},
+                                                 {D::kBuild, "code 2"}, {D::kCorrectness, "code 2"},
+                                                 {D::kFull, "code 2"},  {D::kFull, "code 2"}};
+  EXPECT_EQ(log.seen, want);
+
+  auto candidates = *store_->CandidatesOfRun(run);
+  ASSERT_EQ(candidates.size(), 2u);
+  EXPECT_EQ(candidates[0].source, "code 1");
+  EXPECT_TRUE(candidates[0].parent_ids.empty());
+  EXPECT_EQ(candidates[1].source, "code 2");
+  EXPECT_EQ(candidates[1].parent_ids, std::vector<std::string>{candidates[0].id});
+
+  // The tools' answers came from the checks.
+  const llm::LlmRequest& third = model.requests[2];
+  std::string results;
+  for (const auto& m : third.messages) {
+    if (m.role == llm::Role::kTool) results += m.content + "\n";
+  }
+  EXPECT_NE(results.find("compile: ok\nbuilt and loaded"), std::string::npos) << results;
+  EXPECT_NE(results.find("verify: ok\noutputs match the reference"), std::string::npos) << results;
+  // The second episode is told of the first and finds its file in the workspace.
+  const llm::LlmRequest& second_start = model.requests[3];
+  EXPECT_EQ(second_start.messages.size(), 2u);
+  EXPECT_EQ(second_start.messages[0].content.rfind("SKILL", 0), 0u);
+  EXPECT_NE(second_start.messages[1].content.find("holds the current best"), std::string::npos);
+  EXPECT_NE(second_start.messages[1].content.find("iteration 0: "), std::string::npos);
+
+  ASSERT_TRUE(store_->Flush().ok());
+  std::vector<json> episodes;
+  auto events = store_->EventsOfRun(run);
+  ASSERT_TRUE(events.ok());
+  for (const EventRecord& e : *events) {
+    if (e.type == "agent_episode") episodes.push_back(json::parse(e.detail_json));
+  }
+  ASSERT_EQ(episodes.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(episodes[i]["end"], "submitted");
+    EXPECT_EQ(episodes[i]["candidate_id"], candidates[i].id);
+    EXPECT_EQ(episodes[i]["stage"], "agent");
+    EXPECT_EQ(episodes[i]["invalid_tool_calls"], 0);
+    EXPECT_EQ(episodes[i]["turns"].size(), 3u);
+    EXPECT_EQ(episodes[i]["tool_counts"]["verify"], 1);
+    EXPECT_FALSE(episodes[i]["turns"][0]["steps"][1].contains("check"));  // summary text only
+  }
+}
+
+// An episode that ends without a submission gives no candidate: the
+// proposal is unusable (counted against run.max_unusable_proposals) and its
+// trajectory is still recorded; the next episode goes on.
+TEST_F(OptimizeLoopTest, AnAgentEpisodeWithoutSubmissionIsUnusable) {
+  std::string run = NewRun(1);
+  ScriptedAgentModel model([](int episode, int turn, const llm::LlmRequest&) {
+    if (episode == 0) return Turn("I cannot do this.", {});
+    if (turn == 0) {
+      return Turn("", {Call("write_file", {{"path", "model_new.py"}, {"content", "code 7"}}, "w"),
+                       Call("nonexistent_tool", json::object(), "x")});
+    }
+    return Turn("", {Call("submit", json::object(), "s")});
+  });
+  FakeBackend backend;
+  auto strategy = MakeAgentStrategy();
+  LoopOutcome out = RunLoop(run, *strategy, model, backend, Options(1, /*in_flight=*/1));
+  EXPECT_EQ(out.status, RunStatus::kCompleted) << out.reason;
+  auto types = EventTypes(run);
+  EXPECT_EQ(std::count(types.begin(), types.end(), "proposal_unusable"), 1);
+  std::vector<json> episodes;
+  auto events = store_->EventsOfRun(run);
+  ASSERT_TRUE(events.ok());
+  for (const EventRecord& e : *events) {
+    if (e.type == "agent_episode") episodes.push_back(json::parse(e.detail_json));
+  }
+  ASSERT_EQ(episodes.size(), 2u);
+  EXPECT_EQ(episodes[0]["end"], "stopped");
+  EXPECT_TRUE(episodes[0]["candidate_id"].is_null());
+  EXPECT_NE(episodes[0]["reason"].get<std::string>().find("without a submission"),
+            std::string::npos);
+  EXPECT_EQ(episodes[1]["end"], "submitted");
+  EXPECT_EQ(episodes[1]["invalid_tool_calls"], 1);
+  EXPECT_EQ((*store_->CandidatesOfRun(run))[0].source, "code 7");
 }
 
 }  // namespace

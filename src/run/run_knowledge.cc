@@ -215,7 +215,8 @@ std::string RunKnowledge::ProfileText(const std::string& key) const {
 }
 
 void RunKnowledge::Decorate(search::Proposal& proposal, int64_t slot) {
-  if (!options_.enabled || proposal.kind != search::ReplyKind::kCode) return;
+  // Code prompts and agent briefs; a structured stage writes no candidate.
+  if (!options_.enabled || proposal.kind == search::ReplyKind::kStructured) return;
   std::string state = kb::kUnknown;
   std::string profile_of = "The program to improve";
   std::string details;

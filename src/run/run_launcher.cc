@@ -169,8 +169,8 @@ Result<RunEnd> Execute(Store& store, PreparedRun& p, bool resumed, RunParts& par
   parts.backend = std::make_unique<EvaluatorBackend>(p.task, eval, p.gpus, p.scratch);
   if (parts.knowledge) parts.knowledge->SetScratch(p.scratch);
   parts.loop = std::make_unique<OptimizeLoop>(
-      store, LoopContext{p.run.id, p.format, resumed, parts.knowledge.get()}, *parts.strategy,
-      *parts.model, *parts.backend, *loop_options, stop, progress);
+      store, LoopContext{p.run.id, p.format, resumed, parts.knowledge.get(), p.scratch / "agent"},
+      *parts.strategy, *parts.model, *parts.backend, *loop_options, stop, progress);
   LinePrinter::Get().Line(fmt::format(
       "kforge: run {} {}: task {}, strategy {}, {} iterations, model {}, evaluating on {}",
       p.run.id, resumed ? "resumed" : "started", p.task.name, p.run.strategy,

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 
+#include "common/files.h"
 #include "search/adapters/contrastive_strategy.h"
 #include "search/adapters/pacevolve_strategy.h"
+#include "search/baseline/agent_strategy.h"
 #include "search/baseline/best_of_n_strategy.h"
 #include "search/baseline/greedy_strategy.h"
 
@@ -18,16 +20,8 @@ const std::vector<std::string>& StrategyNames() {
 }
 
 Status CheckStrategyAvailable(const std::string& name) {
-  if (name == "greedy" || name == "best-of-n" || name == "pacevolve" || name == "contrastive") {
-    return Status::Ok();
-  }
   const auto& names = StrategyNames();
-  if (std::find(names.begin(), names.end(), name) != names.end()) {
-    return Error::BadInput(fmt::format(
-        "--strategy {} is not available yet in this build (available: pacevolve, contrastive, "
-        "greedy, best-of-n)",
-        name));
-  }
+  if (std::find(names.begin(), names.end(), name) != names.end()) return Status::Ok();
   return Error::BadInput(
       fmt::format("unknown --strategy '{}' (pacevolve|contrastive|greedy|best-of-n|agent)", name));
 }
@@ -58,6 +52,19 @@ Result<std::unique_ptr<search::Strategy>> MakeStrategy(const std::string& name,
     auto p = search::PacEvolveStrategy::Create(context, templates, *options, greedy->max_log_chars);
     if (!p) return p.error();
     return std::unique_ptr<search::Strategy>(std::move(p).value());
+  }
+  if (name == "agent") {
+    auto options = search::AgentOptionsFromConfig(config);
+    if (!options) return options.error();
+    std::filesystem::path skill_path = templates.dir() / "agent_skill.md";
+    auto skill = ReadFile(skill_path);
+    if (!skill) {
+      return Error::BadInput(fmt::format("the agent's skill file {} cannot be read: {}",
+                                         skill_path.string(), skill.error().message));
+    }
+    auto a = search::AgentStrategy::Create(context, templates, std::move(skill).value(), *options);
+    if (!a) return a.error();
+    return std::unique_ptr<search::Strategy>(std::move(a).value());
   }
   auto b = search::BestOfNStrategy::Create(context, templates);
   if (!b) return b.error();

@@ -1,6 +1,6 @@
 // Strategy names (CONTRACT: pacevolve | contrastive | greedy | best-of-n |
-// agent) to strategies. greedy and best-of-n exist; the others are refused
-// with a clear message until they are wired to the loop.
+// agent) to strategies. `agent` reads its skill file, agent_skill.md, from
+// the templates' directory.
 #pragma once
 
 #include <memory>
@@ -14,11 +14,11 @@
 
 namespace kforge::run {
 
-// Every name the contract knows, available or not.
+// Every name the contract knows.
 const std::vector<std::string>& StrategyNames();
 
-// kBadInput for an unknown name, a strategy that is not available yet, or
-// a broken prompt template.
+// kBadInput for an unknown name, a broken prompt template, or (agent) a
+// skill file that cannot be read.
 Result<std::unique_ptr<search::Strategy>> MakeStrategy(const std::string& name,
                                                        const search::StrategyContext& context,
                                                        const search::PromptTemplates& templates,

@@ -77,6 +77,16 @@ struct Observation {
 enum class ReplyKind {
   kCode,        // plain text; the last fenced code block is the candidate
   kStructured,  // a JSON value valid against `schema`
+  kAgent,       // a tool-using episode (`agent`); the submitted file is the candidate
+};
+
+// An agent episode (CUDA Agent's loop, src/agent): the prompt's system
+// sections are its skill, the rest its first user message.
+struct AgentSpec {
+  std::string candidate_file;  // the file the checks and submit read
+  std::string initial_source;  // written to it before the first turn (may be empty)
+  int max_turns = 24;
+  int64_t max_tokens = 400000;
 };
 
 // What to ask the model next.
@@ -87,6 +97,7 @@ struct Proposal {
   ReplyKind kind = ReplyKind::kCode;
   std::vector<std::string> code_langs = {"python"};  // preferred fence languages
   std::optional<llm::OutputSchema> schema;           // kStructured only
+  std::optional<AgentSpec> agent;                    // kAgent only
   std::vector<std::string> parent_ids;               // candidates the answer builds on (lineage)
   int island = 0;
 };
