@@ -1,9 +1,10 @@
 """The program the profile step runs under Nsight Compute (issue 9).
 
     ncu --profile-from-start off ... python3 -m kforge_harness.profile \
-        --task TASK.py [--candidate CANDIDATE.py] [--device cuda] [--seed N]
+        --task TASK.py [--candidate CANDIDATE.py | --native KERNEL.so] [--device cuda] [--seed N]
 
-Builds the task's `Model` (or the candidate's `ModelNew`) with the same seeded
+Builds the task's `Model` (or the candidate's `ModelNew`, or a native
+candidate's object through the C ABI with the reference's weights) with the same seeded
 construction an evaluation uses, makes one input set, runs one warm-up call
 outside the profiled range (module loading, autotuning, allocator growth),
 then exactly one call inside `cudaProfilerStart`/`Stop`, so ncu sees the
@@ -16,13 +17,28 @@ import sys
 import torch
 
 from .common import DTYPES, build_model, make_inputs
+from .native import NativeLoadError, NativeModel, warm_meta_dispatch
 from .task_loader import TaskError, describe_exception, import_file, load_task
+
+
+def native_model(task, args):
+    """The native object with the seeded reference's weights, as an evaluation loads it."""
+    if torch.device(args.device).type != "cuda":
+        raise TaskError("native candidates run on cuda devices only")
+    dtype = DTYPES[args.dtype] if args.dtype else None
+    reference = build_model(task.Model, task, args.seed, args.device, dtype, "Model")
+    warm_meta_dispatch(task, reference)
+    try:
+        return NativeModel(args.native, reference)
+    except NativeLoadError as exc:
+        raise TaskError(str(exc)) from None
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="kforge_harness.profile")
     ap.add_argument("--task", required=True)
     ap.add_argument("--candidate")
+    ap.add_argument("--native", help="a native candidate's built object (kernel.so)")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--dtype", default=None, choices=sorted(DTYPES))
     ap.add_argument("--seed", type=int, default=42)
@@ -37,7 +53,10 @@ def main(argv=None):
             if cls is None:
                 raise TaskError(f"{args.candidate}: defines no ModelNew")
             what = "ModelNew"
-        model = build_model(cls, task, args.seed, args.device, dtype, what)
+        if args.native:
+            model = native_model(task, args)
+        else:
+            model = build_model(cls, task, args.seed, args.device, dtype, what)
         inputs = make_inputs(task, args.seed, args.device, dtype)
         cuda = torch.device(args.device).type == "cuda"
         with torch.no_grad():

@@ -202,3 +202,15 @@ def test_outputs_written_through_preset_layout_are_contiguous_tensors(tmp_path):
             y, y2 = model(x, 2.0)
             assert y.is_contiguous() and y2.is_contiguous()
             assert torch.allclose(y2, 2 * y)
+
+
+def test_profile_loads_native_objects_on_cuda_only(tmp_path, capsys):
+    """`kforge_harness.profile --native` (the knowledge base's profile of a native
+    candidate) builds the object like an evaluation does; off cuda it refuses, as a
+    bad program (exit 2), before loading anything."""
+    from kforge_harness import profile
+    task = HARNESS.parent / "examples" / "tasks" / "fused_bias_relu6_scale.py"
+    rc = profile.main(["--task", str(task), "--native", str(tmp_path / "kernel.so"),
+                       "--device", "cpu"])
+    assert rc == 2
+    assert "native candidates run on cuda devices only" in capsys.readouterr().err

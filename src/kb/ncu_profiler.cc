@@ -35,6 +35,7 @@ std::vector<std::string> NcuProfileArgv(const ProfileRequest& r, const fs::path&
   argv.insert(argv.end(),
               {"--task", r.task.string(), "--device", "cuda", "--seed", std::to_string(r.seed)});
   if (r.candidate) argv.insert(argv.end(), {"--candidate", r.candidate->string()});
+  if (r.native_library) argv.insert(argv.end(), {"--native", r.native_library->string()});
   if (!r.dtype.empty()) argv.insert(argv.end(), {"--dtype", r.dtype});
   return argv;
 }

@@ -20,6 +20,9 @@ namespace kforge::kb {
 struct ProfileRequest {
   std::filesystem::path task;
   std::optional<std::filesystem::path> candidate;  // none: the task's own Model
+  // A native candidate's built object (kernel.so): profiled through the C ABI
+  // with the reference's weights, instead of a KernelBench `candidate`.
+  std::optional<std::filesystem::path> native_library;
   int gpu = 0;
   std::string dtype;  // empty: the task's own
   uint64_t seed = 42;

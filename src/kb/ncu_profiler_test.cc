@@ -74,6 +74,20 @@ TEST_F(FakeNcu, RunsTheHarnessUnderNcuAndParsesTheReport) {
   EXPECT_NE(args.find("-m kforge_harness.profile --task /tasks/ce.py"), std::string::npos) << args;
   EXPECT_NE(args.find("--candidate /cands/ce_new.py"), std::string::npos) << args;
   EXPECT_NE(args.find("--import"), std::string::npos) << args;
+  EXPECT_EQ(args.find("--native"), std::string::npos) << args;
+}
+
+// A native candidate is profiled from its built object.
+TEST_F(FakeNcu, ANativeCandidateIsProfiledFromItsObject) {
+  ProfileRequest req = Request();
+  req.candidate.reset();
+  req.native_library = "/cands/kernel.so";
+  auto r = ProfileProgram(req);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::string args = Args();
+  EXPECT_NE(args.find("-m kforge_harness.profile --task /tasks/ce.py"), std::string::npos) << args;
+  EXPECT_NE(args.find("--native /cands/kernel.so"), std::string::npos) << args;
+  EXPECT_EQ(args.find("--candidate"), std::string::npos) << args;
 }
 
 TEST_F(FakeNcu, AFailedProfileRunIsAnErrorWithTheLog) {

@@ -71,6 +71,22 @@ void EvaluatorBackend::Prepare(const EvaluationRequest& request) {
   }
 }
 
+Result<std::filesystem::path> EvaluatorBackend::BuildNativeLibrary(const std::string& source) {
+  compile::NativeBuildRequest request;
+  request.source = source;
+  request.arch = Arch();
+  compile::NativeBuildResult built;
+  if (NativeBuildQueue* queue = NativeQueue()) {
+    built = queue->AsBuildStep()(request);
+  } else {
+    auto direct = BuildNativeDefault(options_, request);
+    if (!direct) return direct.error();
+    built = std::move(direct).value();
+  }
+  if (!built.ok) return Error::BadInput("the native candidate does not build: " + built.error);
+  return built.library;
+}
+
 std::string EvaluatorBackend::Arch() {
   // Builds ahead target the first GPU's arch; an evaluation on a GPU of
   // another arch asks for its own build (a different cache key).

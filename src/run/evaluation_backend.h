@@ -67,6 +67,10 @@ class EvaluatorBackend : public EvaluationBackend {
   Result<nlohmann::json> Evaluate(int worker, const EvaluationRequest& request) override;
   void Prepare(const EvaluationRequest& request) override;
   std::string Describe() const override;
+  // A native candidate's object, built for the first GPU's arch through the
+  // compile farm (a cache hit once the candidate was evaluated): for its
+  // profile. kBadInput when it does not build. Thread-safe.
+  Result<std::filesystem::path> BuildNativeLibrary(const std::string& source);
 
  private:
   // The queue, created on first use; nullptr when nvcc cannot run (each

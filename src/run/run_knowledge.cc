@@ -195,7 +195,7 @@ void RunKnowledge::NoteEvaluation(const CandidateRecord& c, const EvaluationReco
   speedup_[c.id] = *e.speedup_eager;
   if (best_speedup_ && *e.speedup_eager <= *best_speedup_) return;
   best_speedup_ = *e.speedup_eager;
-  if (!profile_ || !options_.enabled || setup_.native_candidates) return;
+  if (!profile_ || !options_.enabled || (setup_.native_candidates && !native_build_)) return;
   // The new best is what the next proposals build on: its state matters most.
   source_[c.id] = c.source;
   if (live) {
@@ -462,7 +462,25 @@ ProfileResult RunKnowledge::RunProfile(const ProfileJob& job) const {
   req.work_dir = setup_.scratch / "kb-profile" / job.key;
   std::error_code ec;
   fs::create_directories(req.work_dir, ec);
-  if (!job.source.empty()) {
+  if (!job.source.empty() && setup_.native_candidates) {
+    if (!native_build_) {
+      r.error = "no way to build native candidates for their profile";
+      return r;
+    }
+    auto library = native_build_(job.source);
+    if (!library) {
+      r.error = library.error().message;
+      return r;
+    }
+    // A copy: the cache may evict its entry while ncu runs.
+    fs::path copy = req.work_dir / "kernel.so";
+    fs::copy_file(*library, copy, fs::copy_options::overwrite_existing, ec);
+    if (ec) {
+      r.error = fmt::format("copying {} for its profile: {}", library->string(), ec.message());
+      return r;
+    }
+    req.native_library = copy;
+  } else if (!job.source.empty()) {
     fs::path file = req.work_dir / "candidate.py";
     if (Status st = WriteFileAtomic(file, job.source); !st) {
       r.error = st.error().message;

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -65,8 +66,8 @@ struct KnowledgeSetup {
   std::filesystem::path task_path;
   std::filesystem::path scratch;  // candidate files for ncu go below it
   int gpu = 0;
-  // Native (.cu) candidates: the profiler runs KernelBench-format programs,
-  // so only the reference is profiled and candidates' states stay unknown.
+  // Native (.cu) candidates: profiled from their built object (see
+  // SetNativeBuild); without a way to build them, only the reference is.
   bool native_candidates = false;
   KbRunOptions options;
 };
@@ -128,6 +129,11 @@ class RunKnowledge {
   const std::string& arch() const { return kb_.arch(); }
   // Where candidate files for ncu go (the run's scratch directory, made after Open).
   void SetScratch(const std::filesystem::path& scratch) { setup_.scratch = scratch; }
+  // How a native candidate's object is had for its profile (the run's
+  // compile farm: a cache hit after its evaluation). Called from the
+  // profile's thread.
+  using NativeBuild = std::function<Result<std::filesystem::path>(const std::string& source)>;
+  void SetNativeBuild(NativeBuild build) { native_build_ = std::move(build); }
   bool profiling() const { return profile_; }
 
   // Resume: techniques named and updates applied, from the run's events.
@@ -183,6 +189,7 @@ class RunKnowledge {
   };
 
   KnowledgeSetup setup_;
+  NativeBuild native_build_;
   KbRunOptions options_;
   kb::KnowledgeBase kb_;
   search::PromptTemplates templates_;

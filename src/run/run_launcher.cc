@@ -167,7 +167,14 @@ Result<RunEnd> Execute(Store& store, PreparedRun& p, bool resumed, RunParts& par
   eval.policy = p.policy == "any" ? Policy::kAny : Policy::kStrict;
   eval.gpu = p.gpus.empty() ? 0 : p.gpus.front();
   parts.backend = std::make_unique<EvaluatorBackend>(p.task, eval, p.gpus, p.scratch);
-  if (parts.knowledge) parts.knowledge->SetScratch(p.scratch);
+  if (parts.knowledge) {
+    parts.knowledge->SetScratch(p.scratch);
+    if (p.format == "native") {
+      EvaluatorBackend* backend = parts.backend.get();
+      parts.knowledge->SetNativeBuild(
+          [backend](const std::string& source) { return backend->BuildNativeLibrary(source); });
+    }
+  }
   parts.loop = std::make_unique<OptimizeLoop>(
       store, LoopContext{p.run.id, p.format, resumed, parts.knowledge.get(), p.scratch / "agent"},
       *parts.strategy, *parts.model, *parts.backend, *loop_options, stop, progress);
