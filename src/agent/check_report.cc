@@ -60,6 +60,14 @@ std::string Flags(const json& eval, bool* rejected) {
   return out;
 }
 
+// The draft's Nsight Compute profile, when the run profiles (a GPU with ncu).
+std::string NcuProfile(const json& eval) {
+  const json& p = Obj(eval, "agent_profile");
+  if (p.empty()) return "";
+  if (p.contains("error")) return "Nsight Compute: not profiled: " + Str(p, "error");
+  return "Nsight Compute profile (one call):\n" + Str(p, "text");
+}
+
 }  // namespace
 
 const char* CheckKindName(CheckKind kind) {
@@ -129,6 +137,7 @@ CheckReport CheckReportFromEvaluation(CheckKind kind, const json& eval) {
                         Str(Obj(eval, "integrity"), "verdict")));
       }
       add(Resources(compile));
+      add(NcuProfile(eval));
     }
   }
   std::string text;

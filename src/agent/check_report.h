@@ -2,7 +2,9 @@
 // environment's evaluation of the draft (the contract's `kforge eval --json`
 // object) condensed to what a kernel engineer reads — the compiler's errors
 // and resources, the correctness verdict with its error sizes, the integrity
-// flags, the times and speedups. The whole object stays in the trajectory.
+// flags, the times and speedups, and for profile the draft's Nsight Compute
+// summary when the run added one (`agent_profile`: text or error). The whole
+// object stays in the trajectory.
 // The tool's result puts "<tool>: ok|failed" above this summary.
 #pragma once
 

@@ -79,6 +79,21 @@ TEST(CheckReportTest, ProfileGivesTimesAndSpeedupsOnlyForAnAcceptedDraft) {
             std::string::npos)
       << r.summary;
 
+  EXPECT_EQ(r.summary.find("Nsight Compute"), std::string::npos);  // none added: none said
+
+  json profiled = Evaluation();
+  profiled["agent_profile"] = {{"state", "memory_bound"},
+                               {"text", "State `memory_bound`: gelu: memory 89% of peak."}};
+  EXPECT_NE(CheckReportFromEvaluation(CheckKind::kProfile, profiled)
+                .summary.find("Nsight Compute profile (one call):\nState `memory_bound`: gelu"),
+            std::string::npos);
+  profiled["agent_profile"] = {{"error", "ncu: ERR_NVGPUCTRPERM"}};
+  EXPECT_NE(CheckReportFromEvaluation(CheckKind::kProfile, profiled)
+                .summary.find("Nsight Compute: not profiled: ncu: ERR_NVGPUCTRPERM"),
+            std::string::npos);
+  EXPECT_EQ(CheckReportFromEvaluation(CheckKind::kVerify, profiled).summary.find("Nsight"),
+            std::string::npos);
+
   json eval = Evaluation();
   eval["accepted"] = false;
   eval["integrity"]["verdict"] = "rejected";

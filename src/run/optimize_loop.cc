@@ -68,6 +68,16 @@ std::string Verdict(const json& eval) {
   return out;
 }
 
+// What the agent's profile tool says of a draft's Nsight Compute profile.
+json DraftProfileJson(const ProfileResult& p) {
+  if (!p.error.empty() || !p.state) {
+    return {{"error", p.error.empty() ? "the profile named no kernel state" : p.error}};
+  }
+  std::string text = fmt::format("State `{}`: {}", p.state->state, p.state->primary);
+  if (!p.state->secondary.empty()) text += "; then " + p.state->secondary;
+  return {{"state", p.state->state}, {"text", text + ".\n" + p.summary}};
+}
+
 }  // namespace
 
 void OptimizeLoop::Mailbox::Post(Message message) {
@@ -548,11 +558,18 @@ void OptimizeLoop::StartCheck(int worker) {
   checking_.insert(worker);
   auto mailbox = mailbox_;
   EvaluationBackend& backend = backend_;
+  std::function<ProfileResult(const ProfileJob&)> profiler;
+  if (check.request.depth == EvalDepth::kFull) profiler = context_.draft_profiler;
   evaluation_threads_[static_cast<uint64_t>(worker)] =
-      std::thread([mailbox, &backend, worker, c = std::move(check)] {
+      std::thread([mailbox, &backend, worker, profiler, c = std::move(check)] {
         Result<json> result = Error::Internal("the check did not run");
         try {
           result = backend.Evaluate(worker, c.request);
+          // The profile tool's kernel-level view, while this worker still holds its GPU.
+          if (profiler && result && result->value("accepted", false)) {
+            ProfileResult p = profiler({c.request.candidate_id, c.request.source});
+            (*result)["agent_profile"] = DraftProfileJson(p);
+          }
         } catch (const std::exception& e) {
           result = Error::Internal(fmt::format("the check failed: {}", e.what()));
         }

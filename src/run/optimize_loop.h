@@ -62,6 +62,10 @@ struct LoopContext {
   RunKnowledge* knowledge = nullptr;
   // Where agent episodes get their workspaces (empty: the system's temp dir).
   std::filesystem::path work_dir = {};
+  // Nsight Compute for an agent's `profile` tool: a draft the check accepted
+  // is profiled on the check's worker thread, right after its evaluation
+  // (empty: no ncu summary, as on the CPU or with kb.profile off).
+  std::function<ProfileResult(const ProfileJob& job)> draft_profiler = {};
 };
 
 class OptimizeLoop {

@@ -759,6 +759,52 @@ TEST_F(OptimizeLoopTest, AgentEpisodesCheckDraftsAndSubmitCandidates) {
   }
 }
 
+// On a GPU run that profiles, the profile tool also reports the draft's
+// Nsight Compute profile, taken on the check's worker right after the
+// evaluation that accepted it; compile and verify checks are not profiled.
+TEST_F(OptimizeLoopTest, TheAgentsProfileToolAddsTheDraftsKernelProfile) {
+  std::string run = NewRun(1);
+  ScriptedAgentModel model([](int, int turn, const llm::LlmRequest&) {
+    if (turn == 0) {
+      return Turn("", {Call("write_file", {{"path", "model_new.py"}, {"content", "code 12"}}, "w"),
+                       Call("verify", json::object(), "v"), Call("profile", json::object(), "p")});
+    }
+    return Turn("", {Call("submit", json::object(), "s")});
+  });
+  FakeBackend backend;
+  auto strategy = MakeAgentStrategy();
+  std::mutex mu;
+  std::vector<ProfileJob> profiled;
+  LoopContext context{run, "cpp", false};
+  context.draft_profiler = [&](const ProfileJob& job) {
+    std::lock_guard lock(mu);
+    profiled.push_back(job);
+    ProfileResult r;
+    r.key = job.key;
+    r.state = kb::StateClassification{};
+    r.state->state = "memory_bound";
+    r.state->primary = "kern: memory 88% of peak";
+    r.summary = "kernel kern (1 launch(es), 10.00 us each)";
+    return r;
+  };
+  StopRequest no_stop;
+  SilentProgress progress;
+  OptimizeLoop loop(*store_, context, *strategy, model, backend, Options(1, 1), no_stop, progress);
+  auto out = loop.Run();
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->status, RunStatus::kCompleted) << out->reason;
+  ASSERT_EQ(profiled.size(), 1u);  // the profile check only, not verify or the candidate
+  EXPECT_EQ(profiled[0].source, "code 12");
+  std::string results;
+  for (const auto& m : model.requests[1].messages) {
+    if (m.role == llm::Role::kTool) results += m.content + "\n";
+  }
+  EXPECT_NE(results.find("Nsight Compute profile (one call):\nState `memory_bound`: kern: memory "
+                         "88% of peak.\nkernel kern (1 launch(es)"),
+            std::string::npos)
+      << results;
+}
+
 // An episode that ends without a submission gives no candidate: the
 // proposal is unusable (counted against run.max_unusable_proposals) and its
 // trajectory is still recorded; the next episode goes on.

@@ -175,9 +175,17 @@ Result<RunEnd> Execute(Store& store, PreparedRun& p, bool resumed, RunParts& par
           [backend](const std::string& source) { return backend->BuildNativeLibrary(source); });
     }
   }
-  parts.loop = std::make_unique<OptimizeLoop>(
-      store, LoopContext{p.run.id, p.format, resumed, parts.knowledge.get(), p.scratch / "agent"},
-      *parts.strategy, *parts.model, *parts.backend, *loop_options, stop, progress);
+  LoopContext context{p.run.id, p.format, resumed, parts.knowledge.get(), p.scratch / "agent"};
+  if (parts.knowledge && parts.knowledge->profiling()) {
+    // The agent's profile tool reports the draft's kernels as the knowledge base reads them.
+    const RunKnowledge* knowledge = parts.knowledge.get();
+    context.draft_profiler = [knowledge](const ProfileJob& job) {
+      return knowledge->RunProfile(job);
+    };
+  }
+  parts.loop =
+      std::make_unique<OptimizeLoop>(store, std::move(context), *parts.strategy, *parts.model,
+                                     *parts.backend, *loop_options, stop, progress);
   LinePrinter::Get().Line(fmt::format(
       "kforge: run {} {}: task {}, strategy {}, {} iterations, model {}, evaluating on {}",
       p.run.id, resumed ? "resumed" : "started", p.task.name, p.run.strategy,

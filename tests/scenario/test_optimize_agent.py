@@ -87,3 +87,15 @@ def test_rft_export_keeps_the_clean_episode_with_its_conversation(kforge, agent_
     roles = [m["role"] for m in record["prompt"]]
     assert roles[:2] == ["system", "user"] and roles.count("tool") == 3
     assert record["reward"] >= 1
+
+
+def test_replay_reproduces_the_episode(kforge, agent_run, tmp_path):
+    """Every turn is a recorded call, so `--llm replay:RUN` plays the episode again."""
+    run_id = agent_run["result"]["run_id"]
+    proc = kforge("optimize", "--task", TASK, "--device", "cpu", "--db", agent_run["db"],
+                  "--iterations", 1, "--llm", f"replay:{run_id}", "--strategy", "agent", *FAST,
+                  "--json")
+    assert proc.returncode == 0, proc.stderr
+    replayed = json.loads(proc.stdout)
+    assert replayed["status"] == "completed" and replayed["llm"]["calls"] == len(EPISODE)
+    assert replayed["best"]["sha256"] == FUSED_SHA
