@@ -12,13 +12,6 @@ constexpr int kMaxHistoryItems = 1000;
 constexpr int kMaxTurns = 200;
 constexpr int kMaxParallel = 64;
 
-bool IsBetter(const Observation& candidate, const std::optional<Observation>& best) {
-  const EvalSummary& e = candidate.eval;
-  if (!e.accepted || e.verdict != "ok" || !e.speedup_eager) return false;
-  if (!best) return true;
-  return *e.speedup_eager > best->eval.speedup_eager.value_or(0);
-}
-
 }  // namespace
 
 void RegisterAgentStrategyConfig(ConfigSchema& s) {
@@ -143,7 +136,7 @@ void AgentStrategy::Observe(const Observation& observation) {
   history_.push_back(OutcomeLine(observation));
   while (static_cast<int>(history_.size()) > options_.history_items) history_.pop_front();
   ++observed_;
-  if (IsBetter(observation, best_)) best_ = observation;
+  if (IsNewBest(observation, best_)) best_ = observation;
 }
 
 }  // namespace kforge::search

@@ -8,6 +8,13 @@
 
 namespace kforge::search {
 
+bool IsNewBest(const Observation& candidate, const std::optional<Observation>& best) {
+  const EvalSummary& e = candidate.eval;
+  if (!e.accepted || e.verdict != "ok" || !e.speedup_eager) return false;
+  if (!best) return true;
+  return *e.speedup_eager > best->eval.speedup_eager.value_or(0);
+}
+
 namespace {
 
 constexpr size_t kTailLines = 12;

@@ -11,6 +11,11 @@
 
 namespace kforge::search {
 
+// Whether `candidate` replaces `best` as the best: accepted with verdict ok
+// (a suspect result is never built on) and strictly faster than eager by
+// more than `best` (ties go to the earlier one); any such candidate beats none.
+bool IsNewBest(const Observation& candidate, const std::optional<Observation>& best);
+
 // The source in a fence of `lang` ("python", "cuda"; a trailing newline
 // added when missing).
 std::string FencedCode(const std::string& source, const std::string& lang);

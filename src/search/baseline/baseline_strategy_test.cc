@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "search/baseline/agent_strategy.h"
 #include "search/baseline/attempt_feedback.h"
 #include "search/baseline/best_of_n_strategy.h"
 #include "search/baseline/greedy_strategy.h"
@@ -348,6 +349,69 @@ TEST(EvalSummaryTest, ReadsTheContractJson) {
 
   j["speedup"]["eager"] = "fast";
   EXPECT_FALSE(EvalSummary::FromContractJson(j).ok());
+}
+
+// agent: one episode at a time by default (in flight until its submission is
+// observed), each brief carrying the skill as its system part and starting
+// from the best accepted candidate, which is also the episode's parent.
+TEST(AgentStrategyTest, EpisodesStartFromTheBestOneAtATime) {
+  auto a = AgentStrategy::Create(Context(), Templates(), "SKILL-MARKER", AgentOptions{});
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  auto p0 = (*a)->Propose();
+  ASSERT_TRUE(p0.has_value());
+  EXPECT_EQ(p0->kind, ReplyKind::kAgent);
+  EXPECT_EQ(p0->stage, "agent");
+  ASSERT_TRUE(p0->agent.has_value());
+  EXPECT_EQ(p0->agent->candidate_file, "model_new.py");
+  EXPECT_TRUE(p0->agent->initial_source.empty());
+  EXPECT_EQ(p0->agent->max_turns, 24);
+  EXPECT_TRUE(p0->parent_ids.empty());
+  auto messages = p0->prompt.Render();
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_NE(messages[0].content.find("SKILL-MARKER"), std::string::npos);
+  EXPECT_NE(messages[1].content.find("TASK-SOURCE-MARKER"), std::string::npos);
+  EXPECT_NE(messages[1].content.find("`model_new.py`: it is empty"), std::string::npos);
+
+  EXPECT_FALSE((*a)->Propose().has_value());  // the episode is in flight
+  (*a)->Settle(p0->id, {ProposalOutcome::Kind::kSubmitted, "c0", 0, {}, ""});
+  EXPECT_FALSE((*a)->Propose().has_value());  // its submission is not evaluated yet
+  (*a)->Observe(Accepted("c0", 0, 2.0));
+  auto p1 = (*a)->Propose();
+  ASSERT_TRUE(p1.has_value());
+  EXPECT_EQ(p1->agent->initial_source, "# source of c0\n");
+  EXPECT_EQ(p1->parent_ids, std::vector<std::string>{"c0"});
+  std::string brief = p1->prompt.Render()[1].content;
+  EXPECT_NE(brief.find("holds the current best candidate"), std::string::npos);
+  EXPECT_NE(brief.find("iteration 0: "), std::string::npos);
+
+  // An episode without a submission frees its place at once; a failed
+  // candidate does not replace the best.
+  (*a)->Settle(p1->id, {ProposalOutcome::Kind::kFailed, "", 0, {}, "no submit"});
+  auto p2 = (*a)->Propose();
+  ASSERT_TRUE(p2.has_value());
+  (*a)->Settle(p2->id, {ProposalOutcome::Kind::kSubmitted, "c1", 1, {}, ""});
+  (*a)->Observe(CompileFailure("c1", 1));
+  EXPECT_EQ((*a)->best()->candidate_id, "c0");
+  EXPECT_EQ((*a)->Propose()->parent_ids, std::vector<std::string>{"c0"});
+}
+
+TEST(AgentStrategyTest, NativeRunsWorkOnKernelCuAndLimitsComeFromConfig) {
+  AgentOptions options;
+  options.max_turns = 7;
+  options.parallel = 2;
+  auto a = AgentStrategy::Create(Context("cuda"), Templates(), "skill", options);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ((*a)->candidate_file(), "model_new.py");
+  StrategyContext native = Context("cuda");
+  native.format = "native";
+  auto n = AgentStrategy::Create(native, Templates(), "skill", options);
+  ASSERT_TRUE(n.ok()) << n.error().message;
+  auto p = (*n)->Propose();
+  EXPECT_EQ(p->agent->candidate_file, "kernel.cu");
+  EXPECT_EQ(p->agent->max_turns, 7);
+  EXPECT_TRUE((*n)->Propose().has_value());  // two at once
+  EXPECT_FALSE((*n)->Propose().has_value());
+  EXPECT_FALSE(AgentStrategy::Create(Context(), Templates(), "", options).ok());  // no skill
 }
 
 }  // namespace

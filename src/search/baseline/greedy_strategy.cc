@@ -12,13 +12,6 @@ namespace {
 
 constexpr int kMaxHistoryItems = 1000;
 
-bool IsBetter(const Observation& candidate, const std::optional<Observation>& best) {
-  const EvalSummary& e = candidate.eval;
-  if (!e.accepted || e.verdict != "ok" || !e.speedup_eager) return false;
-  if (!best) return true;
-  return *e.speedup_eager > best->eval.speedup_eager.value_or(0);
-}
-
 }  // namespace
 
 void RegisterBaselineStrategyConfig(ConfigSchema& s) {
@@ -143,7 +136,7 @@ void GreedyStrategy::Observe(const Observation& observation) {
   }
   is.last = observation;
   ++is.observed;
-  if (IsBetter(observation, is.best)) is.best = observation;
+  if (IsNewBest(observation, is.best)) is.best = observation;
 }
 
 }  // namespace kforge::search
