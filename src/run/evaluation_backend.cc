@@ -14,7 +14,8 @@ EvaluatorBackend::EvaluatorBackend(Task task, EvalOptions options, std::vector<i
     : task_(std::move(task)),
       options_(std::move(options)),
       gpus_(std::move(gpus)),
-      scratch_dir_(std::move(scratch_dir)) {
+      scratch_dir_(std::move(scratch_dir)),
+      builds_(options_, gpus_.empty() ? options_.gpu : gpus_.front()) {
   if (options_.device == "cpu" || gpus_.empty()) gpus_ = {options_.gpu};
   for (size_t w = 0; w < gpus_.size(); ++w) {
     sessions_.push_back(std::make_unique<EvaluationSession>(
@@ -45,11 +46,7 @@ Result<nlohmann::json> EvaluatorBackend::Evaluate(int worker, const EvaluationRe
   EvalOptions options = options_;
   options.gpu = gpus_[static_cast<size_t>(worker)];
   options.depth = request.depth;
-  if (request.native) {
-    if (NativeBuildQueue* queue = NativeQueue()) options.native_build = queue->AsBuildStep();
-  } else if (ExtensionBuildQueue* queue = ExtensionQueue()) {
-    options.extension_build = queue->AsBuildStep();
-  }
+  builds_.Apply(options, request.native);
   try {
     Evaluator evaluator(options);
     EvalResult result =
@@ -64,57 +61,11 @@ Result<nlohmann::json> EvaluatorBackend::Evaluate(int worker, const EvaluationRe
 }
 
 void EvaluatorBackend::Prepare(const EvaluationRequest& request) {
-  if (request.native) {
-    if (NativeBuildQueue* queue = NativeQueue()) queue->Submit(request.source);
-  } else if (ExtensionBuildQueue* queue = ExtensionQueue()) {
-    queue->Submit(request.source);
-  }
+  builds_.Prepare(request.source, request.native);
 }
 
 Result<std::filesystem::path> EvaluatorBackend::BuildNativeLibrary(const std::string& source) {
-  compile::NativeBuildRequest request;
-  request.source = source;
-  request.arch = Arch();
-  compile::NativeBuildResult built;
-  if (NativeBuildQueue* queue = NativeQueue()) {
-    built = queue->AsBuildStep()(request);
-  } else {
-    auto direct = BuildNativeDefault(options_, request);
-    if (!direct) return direct.error();
-    built = std::move(direct).value();
-  }
-  if (!built.ok) return Error::BadInput("the native candidate does not build: " + built.error);
-  return built.library;
-}
-
-std::string EvaluatorBackend::Arch() {
-  // Builds ahead target the first GPU's arch; an evaluation on a GPU of
-  // another arch asks for its own build (a different cache key).
-  if (arch_.empty()) {
-    arch_ = options_.device == "cpu" ? NativeArchFor("") : DetectNativeArch(gpus_[0]);
-  }
-  return arch_;
-}
-
-NativeBuildQueue* EvaluatorBackend::NativeQueue() {
-  std::lock_guard lock(queues_mu_);
-  if (!native_tried_) {
-    native_tried_ = true;
-    auto queue = NativeBuildQueue::Create(options_, Arch(), /*workers=*/0);
-    if (queue) native_queue_ = *queue;
-  }
-  return native_queue_.get();
-}
-
-ExtensionBuildQueue* EvaluatorBackend::ExtensionQueue() {
-  std::lock_guard lock(queues_mu_);
-  if (!extension_tried_) {
-    extension_tried_ = true;
-    if (options_.device == "cpu" || !options_.prebuild_extensions) return nullptr;
-    auto queue = ExtensionBuildQueue::Create(options_, TorchArchListFor(Arch()), /*workers=*/0);
-    if (queue) extension_queue_ = *queue;
-  }
-  return extension_queue_.get();
+  return builds_.BuildNativeLibrary(source);
 }
 
 }  // namespace kforge::run

@@ -14,9 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "eval/builds_ahead.h"
 #include "eval/evaluator.h"
-#include "eval/extension_build_queue.h"
-#include "eval/native_build_queue.h"
 #include "task/task.h"
 
 namespace kforge::run {
@@ -73,24 +72,12 @@ class EvaluatorBackend : public EvaluationBackend {
   Result<std::filesystem::path> BuildNativeLibrary(const std::string& source);
 
  private:
-  // The queue, created on first use; nullptr when nvcc cannot run (each
-  // evaluation then builds on its own, and reports why it cannot).
-  NativeBuildQueue* NativeQueue();
-  // Likewise for KernelBench candidates' extensions (cuda, when
-  // options.prebuild_extensions).
-  ExtensionBuildQueue* ExtensionQueue();
-  std::string Arch();
-
-  std::mutex queues_mu_;
-  bool native_tried_ = false, extension_tried_ = false;
-  std::string arch_;
-  std::shared_ptr<NativeBuildQueue> native_queue_;
-  std::shared_ptr<ExtensionBuildQueue> extension_queue_;
   Task task_;
   EvalOptions options_;
   std::vector<int> gpus_;
   std::filesystem::path scratch_dir_;
   std::vector<std::unique_ptr<EvaluationSession>> sessions_;  // one per worker
+  BuildsAhead builds_;  // the compile farm, running ahead of the workers
 };
 
 }  // namespace kforge::run

@@ -294,6 +294,7 @@ void EvaluationServer::HandleConnection(std::shared_ptr<HttpConnection> connecti
     Answer(*connection, ErrorResponse(503, "server shutting down"), line, received, "");
     return;
   }
+  EvaluateRequest queued = job.request;  // TryPush moves the job
   if (!queue_.TryPush(job)) {
     Answer(*connection,
            WithHeader(ErrorResponse(503, fmt::format("queue full ({} evaluations waiting); "
@@ -301,7 +302,9 @@ void EvaluationServer::HandleConnection(std::shared_ptr<HttpConnection> connecti
                                                      queue_.capacity())),
                       "Retry-After", "5"),
            line, received, " queue full");
+    return;
   }
+  service_.Prepare(queued);  // its build runs while the workers evaluate earlier requests
 }
 
 void EvaluationServer::WorkerLoop(int worker) {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -50,6 +51,15 @@ class FakeEvaluationService : public EvaluationService {
                 {"worker", worker}};
   }
 
+  void Prepare(const EvaluateRequest& request) override {
+    std::lock_guard lock(mu_);
+    prepared_.push_back(request.candidate_source);
+  }
+  std::vector<std::string> prepared() {
+    std::lock_guard lock(mu_);
+    return prepared_;
+  }
+
   void Open() {
     std::lock_guard lock(mu_);
     open_ = true;
@@ -68,6 +78,7 @@ class FakeEvaluationService : public EvaluationService {
   bool open_;
   int started_ = 0;
   std::atomic<int> calls_{0};
+  std::vector<std::string> prepared_;
 };
 
 struct Reply {
@@ -281,6 +292,11 @@ TEST(EvaluationServer, FullQueueIsA503AndShutdownFailsOnlyQueuedRequests) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   ASSERT_EQ(f.server->Health()["queue"]["depth"], 2);
+  // The queued candidates' builds were started while the worker was busy.
+  std::vector<std::string> prepared = service.prepared();
+  ASSERT_EQ(prepared.size(), 3u);
+  EXPECT_EQ(std::set<std::string>(prepared.begin() + 1, prepared.end()),
+            (std::set<std::string>{"C1", "C2"}));
   Reply full = Exchange(f.port(), Request("POST", "/v1/evaluate", EvaluateBody("C3")));
   EXPECT_EQ(full.status, 503);
   EXPECT_NE(full.Json()["error"].get<std::string>().find("queue full"), std::string::npos);
@@ -299,7 +315,8 @@ TEST(EvaluationServer, FullQueueIsA503AndShutdownFailsOnlyQueuedRequests) {
   EXPECT_EQ(replies[1].status, 503);  // queued: failed cleanly
   EXPECT_EQ(replies[2].status, 503);
   EXPECT_EQ(service.calls(), 1);
-  EXPECT_EQ(Connect(f.port()), -1);  // no longer listening
+  EXPECT_EQ(service.prepared().size(), 3u);  // not C3, which the full queue refused
+  EXPECT_EQ(Connect(f.port()), -1);          // no longer listening
 }
 
 TEST(EvaluationServer, AbandonAnswersInFlightEvaluations) {

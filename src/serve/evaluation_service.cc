@@ -48,6 +48,16 @@ InProcessEvaluationService::InProcessEvaluationService(EvalOptions options, std:
     sessions_.push_back(std::make_unique<EvaluationSession>(
         scratch_root_ / fmt::format("session-{}", w), options_.reuse_reference));
   }
+  if (options_.device == "cuda" && !gpus_.empty()) {
+    builds_ = std::make_unique<BuildsAhead>(options_, gpus_.front());
+    // Made now (nvcc and torch probed), not on the first request's thread.
+    builds_->Warm();
+  }
+}
+
+void InProcessEvaluationService::Prepare(const EvaluateRequest& request) {
+  if (builds_ == nullptr || request.format == CandidateFormat::kCpp) return;
+  builds_->Prepare(request.candidate_source, request.format == CandidateFormat::kNative);
 }
 
 int InProcessEvaluationService::workers() const {
@@ -94,6 +104,7 @@ Result<nlohmann::json> InProcessEvaluationService::Evaluate(int worker,
   EvalOptions options = options_;
   options.policy = request.policy;
   if (!cpu) options.gpu = gpus_[static_cast<size_t>(worker)];
+  if (builds_) builds_->Apply(options, native);
   options.scratch_root = scratch.path() / "eval";
   try {
     Evaluator evaluator(options);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "eval/builds_ahead.h"
 #include "eval/evaluation_session.h"
 #include "eval/evaluator.h"
 #include "serve/evaluate_request.h"
@@ -31,13 +32,17 @@ class EvaluationService {
   // (kBadInput: a malformed task, a format the device cannot run) or the
   // evaluation itself failed (other kinds).
   virtual Result<nlohmann::json> Evaluate(int worker, const EvaluateRequest& request) = 0;
+  // A request was queued: its candidate's build may start now, while the
+  // workers evaluate earlier ones (no wait; any thread).
+  virtual void Prepare(const EvaluateRequest& request) { (void)request; }
 };
 
 // The Evaluator, one call per worker at a time: on cuda worker k evaluates on
 // gpus[k]; on cpu every worker is a CPU worker. Each request gets its own
 // scratch directory under `scratch_root` holding <task_name>.py and the
 // candidate (cand.py, or cand.cu for native), removed afterwards unless
-// KFORGE_KEEP_SCRATCH=1.
+// KFORGE_KEEP_SCRATCH=1. On cuda, queued candidates are built ahead
+// (BuildsAhead: native objects, KernelBench extensions) from Prepare() on.
 class InProcessEvaluationService : public EvaluationService {
  public:
   // `options.device` must be resolved (cuda or cpu). `cpu_workers` is used
@@ -48,6 +53,7 @@ class InProcessEvaluationService : public EvaluationService {
   int workers() const override;
   nlohmann::json DeviceJson() const override;
   Result<nlohmann::json> Evaluate(int worker, const EvaluateRequest& request) override;
+  void Prepare(const EvaluateRequest& request) override;
 
  private:
   EvalOptions options_;
@@ -58,6 +64,7 @@ class InProcessEvaluationService : public EvaluationService {
   // One per worker: requests for the same task (by content) reuse its
   // reference process, trials and compiled program (eval.reuse_reference).
   std::vector<std::unique_ptr<EvaluationSession>> sessions_;
+  std::unique_ptr<BuildsAhead> builds_;  // cuda only
 };
 
 }  // namespace kforge::serve
