@@ -72,8 +72,7 @@ void AddOptimizeCommand(CLI::App& root, CommandTable& table) {
   cmd->add_option("--llm", args->llm,
                   "Model spec: openai:MODEL[@BASE_URL], anthropic:MODEL[@BASE_URL], replay:RUN_ID "
                   "(default: config llm.spec)");
-  cmd->add_option("--strategy", args->strategy,
-                  "pacevolve|contrastive|greedy|best-of-n|agent")
+  cmd->add_option("--strategy", args->strategy, "pacevolve|contrastive|greedy|best-of-n|agent")
       ->default_val("greedy");
   cmd->add_option("--iterations", args->iterations,
                   "Candidates sent to evaluation, compile failures included")
