@@ -2,15 +2,15 @@
 // issues tool calls in the OpenAI and the Anthropic wire formats, and the
 // tool results go back as each provider wants them (tool messages with the
 // call's id; tool_result blocks in a user turn).
-#include "agent/session_agent_model.h"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
+#include "agent/agent_episode.h"
 #include "common/files.h"
 #include "llm/call_log.h"
 #include "llm/fake_llm_server.h"
+#include "llm/llm_session.h"
 
 namespace kforge::agent {
 namespace {
@@ -18,6 +18,19 @@ namespace {
 namespace fs = std::filesystem;
 using llm::testing::FakeLlmServer;
 using nlohmann::json;
+
+// The turns through an LlmSession, as a run's model client sends them
+// (run/agent_proposal.cc adds only the stop check).
+class SessionAgentModel : public AgentModel {
+ public:
+  explicit SessionAgentModel(llm::LlmSession& session) : session_(session) {}
+  llm::LlmResult<llm::LlmResponse> Turn(const llm::LlmRequest& request) override {
+    return session_.Complete(request);
+  }
+
+ private:
+  llm::LlmSession& session_;
+};
 
 class CountingChecker : public CandidateChecker {
  public:

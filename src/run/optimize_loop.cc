@@ -73,9 +73,7 @@ json DraftProfileJson(const ProfileResult& p) {
   if (!p.error.empty() || !p.state) {
     return {{"error", p.error.empty() ? "the profile named no kernel state" : p.error}};
   }
-  std::string text = fmt::format("State `{}`: {}", p.state->state, p.state->primary);
-  if (!p.state->secondary.empty()) text += "; then " + p.state->secondary;
-  return {{"state", p.state->state}, {"text", text + ".\n" + p.summary}};
+  return {{"state", p.state->state}, {"text", ProfileResultText(p)}};
 }
 
 }  // namespace

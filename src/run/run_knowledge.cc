@@ -205,13 +205,17 @@ void RunKnowledge::NoteEvaluation(const CandidateRecord& c, const EvaluationReco
   }
 }
 
-std::string RunKnowledge::ProfileText(const std::string& key) const {
-  auto it = profiles_.find(key);
-  if (it == profiles_.end() || !it->second.state) return "";
-  const kb::StateClassification& s = *it->second.state;
+std::string ProfileResultText(const ProfileResult& result) {
+  if (!result.state) return "";
+  const kb::StateClassification& s = *result.state;
   std::string out = fmt::format("State `{}`: {}", s.state, s.primary);
   if (!s.secondary.empty()) out += "; then " + s.secondary;
-  return out + ".\n" + it->second.summary;
+  return out + ".\n" + result.summary;
+}
+
+std::string RunKnowledge::ProfileText(const std::string& key) const {
+  auto it = profiles_.find(key);
+  return it == profiles_.end() ? "" : ProfileResultText(it->second);
 }
 
 void RunKnowledge::Decorate(search::Proposal& proposal, int64_t slot) {

@@ -116,6 +116,10 @@ struct ProfileResult {
   std::string error;    // when it failed
 };
 
+// A profile as prompts show it: the state with its reasons, then the
+// kernels' summary; empty without a state.
+std::string ProfileResultText(const ProfileResult& result);
+
 class RunKnowledge {
  public:
   static constexpr const char* kReferenceKey = "reference";

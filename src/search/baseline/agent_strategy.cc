@@ -63,11 +63,10 @@ Result<std::unique_ptr<AgentStrategy>> AgentStrategy::Create(const StrategyConte
   std::string file = native ? "kernel.cu" : "model_new.py";
   std::string note = native ? "the whole `.cu` file in the native format described above."
                             : "the whole Python file defining `ModelNew` as described above.";
-  for (const char* start : {"a", "b"}) {
-    auto text = templates.Render(
-        "agent", {{"candidate_file", file}, {"start", start}, {"format_note", note}});
-    if (!text) return text.error();
-  }
+  // Rendered per proposal (the start changes); checked here.
+  auto text =
+      templates.Render("agent", {{"candidate_file", file}, {"start", ""}, {"format_note", note}});
+  if (!text) return text.error();
   return std::unique_ptr<AgentStrategy>(new AgentStrategy(std::move(task_prompt).value(), templates,
                                                           std::move(skill), std::move(file),
                                                           std::move(note), options));
