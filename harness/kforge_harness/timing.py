@@ -59,8 +59,16 @@ class SampleServer:
 
     def set_inputs(self, inputs):
         """The timed programs' inputs, as the list they read at every call:
-        relocate() replaces its tensors in place."""
+        relocate() replaces its tensors in place. Called once, as the window is
+        set up: on a GPU the allocator's cache goes back to the driver here,
+        because the reference and the candidate process share the device and
+        blocks one of them keeps cached from its trials are memory the other
+        cannot have (on the H100, L1 19_ReLU's reference process ran out of
+        memory in the window for a 6 GiB output with 5.9 GiB of its own cache
+        unused)."""
         self._inputs = inputs
+        if self.device.kind == "cuda":
+            torch.cuda.empty_cache()
 
     def relocate(self, seed):
         """New addresses for the inputs, the flush buffer and (through the

@@ -18,6 +18,13 @@ constexpr auto kWatchInterval = std::chrono::milliseconds(200);
 // sub-millisecond programs exactly, short enough not to burn a core on long
 // ones (whose wake-up latency is noise next to their runtime).
 constexpr auto kDoneSpin = std::chrono::milliseconds(20);
+// A dead process's last stderr line is read from this much of its tail: a
+// Python exception's line can be long (PyTorch's out-of-memory one is ~600
+// characters, and a cut one loses "CUDA out of memory", which `kforge
+// baseline` reads to skip a task that does not fit), and is shown up to
+// kMaxLastLineChars.
+constexpr size_t kStderrTailForLastLine = 8000;
+constexpr size_t kMaxLastLineChars = 1500;
 
 }  // namespace
 
@@ -98,11 +105,7 @@ std::variant<std::string, HarnessError> HarnessProcess::ReadLineWatched(
     // The channel closed: the process died. Say how.
     ExitInfo info = child_.WaitOrKill(Clock::now() + std::chrono::seconds(5));
     alive_ = false;
-    std::string tail = StderrTail(600);
-    auto last_nl = tail.find_last_not_of("\n ");
-    if (last_nl != std::string::npos) tail = tail.substr(0, last_nl + 1);
-    auto cut = tail.rfind('\n');
-    std::string last_line = cut == std::string::npos ? tail : tail.substr(cut + 1);
+    std::string last_line = LastLine(StderrTail(kStderrTailForLastLine), kMaxLastLineChars);
     return HarnessError{
         HarnessFailure::kCrashed,
         fmt::format("{} {}{}", options_.label, info.Describe(),
@@ -215,6 +218,16 @@ void HarnessProcess::Kill() {
   if (!alive_) return;
   child_.Kill();
   alive_ = false;
+}
+
+std::string LastLine(const std::string& text, size_t max_chars) {
+  auto end = text.find_last_not_of("\n\r ");
+  if (end == std::string::npos) return "";
+  auto cut = text.rfind('\n', end);
+  const size_t start = cut == std::string::npos ? 0 : cut + 1;
+  std::string line = text.substr(start, end - start + 1);
+  if (line.size() > max_chars) line = line.substr(0, max_chars) + " ...";
+  return line;
 }
 
 }  // namespace kforge

@@ -31,6 +31,11 @@ struct HarnessError {
   std::string message;
 };
 
+// The last non-empty line of `text` (a process's stderr tail), its start
+// kept when longer than `max_chars`: where an exception's type and message
+// are (PyTorch's out-of-memory line runs to ~600 characters).
+std::string LastLine(const std::string& text, size_t max_chars);
+
 struct SampleTiming {
   double host_ms = 0;    // kforge's clock, go → done
   double event_ms = -1;  // mean CUDA-event time per call on its current stream (-1 on CPU)
