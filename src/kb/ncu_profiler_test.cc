@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 const fs::path kRecorded = fs::path(KFORGE_SOURCE_DIR) / "bench/results/issue9/ncu";
 
 // A stand-in for the ncu CLI (a test fixture, not product code): it records
-// its arguments, and answers `--import` with a report recorded on an H100.
+// its arguments and the GPU it was given, and answers `--import` with a report recorded on an H100.
 class FakeNcu : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -27,7 +27,7 @@ class FakeNcu : public ::testing::Test {
     script_ = dir_ / "ncu";
     std::ofstream s(script_);
     s << "#!/bin/sh\n"
-         "echo \"$*\" >> \"$FAKE_NCU_ARGS\"\n"
+         "echo \"CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES $*\" >> \"$FAKE_NCU_ARGS\"\n"
          "case \" $* \" in\n"
          "  *\" --import \"*) cat \"$FAKE_NCU_CSV\" ;;\n"
          "  *) echo '==PROF== profiled'; exit \"${FAKE_NCU_EXIT:-0}\" ;;\n"
@@ -88,6 +88,17 @@ TEST_F(FakeNcu, ANativeCandidateIsProfiledFromItsObject) {
   EXPECT_NE(args.find("-m kforge_harness.profile --task /tasks/ce.py"), std::string::npos) << args;
   EXPECT_NE(args.find("--native /cands/kernel.so"), std::string::npos) << args;
   EXPECT_EQ(args.find("--candidate"), std::string::npos) << args;
+}
+
+// The profile runs on the request's GPU (an agent's draft: the GPU of the
+// worker that checked it), the only one ncu's process can see.
+TEST_F(FakeNcu, RunsOnTheRequestsGpu) {
+  ProfileRequest req = Request();
+  req.gpu = 2;
+  auto r = ProfileProgram(req);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::string args = Args();
+  EXPECT_EQ(args.rfind("CUDA_VISIBLE_DEVICES=2 ", 0), 0u) << args;
 }
 
 TEST_F(FakeNcu, AFailedProfileRunIsAnErrorWithTheLog) {

@@ -30,6 +30,11 @@ std::string EvaluatorBackend::Describe() const {
   return out;
 }
 
+std::optional<int> EvaluatorBackend::GpuOf(int worker) const {
+  if (options_.device == "cpu" || worker < 0 || worker >= workers()) return std::nullopt;
+  return gpus_[static_cast<size_t>(worker)];
+}
+
 Result<nlohmann::json> EvaluatorBackend::Evaluate(int worker, const EvaluationRequest& request) {
   if (worker < 0 || worker >= workers()) {
     return Error::Internal(fmt::format("no evaluation worker {}", worker));

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,11 @@ class EvaluationBackend {
   virtual void Prepare(const EvaluationRequest& request) { (void)request; }
   // What the workers run on, for messages ("cuda:0,1", "cpu").
   virtual std::string Describe() const = 0;
+  // The GPU a worker evaluates on; none on a CPU device (or unknown).
+  virtual std::optional<int> GpuOf(int worker) const {
+    (void)worker;
+    return std::nullopt;
+  }
 };
 
 // The Evaluator, one per worker, each with a EvaluationSession: the reference
@@ -66,6 +72,7 @@ class EvaluatorBackend : public EvaluationBackend {
   Result<nlohmann::json> Evaluate(int worker, const EvaluationRequest& request) override;
   void Prepare(const EvaluationRequest& request) override;
   std::string Describe() const override;
+  std::optional<int> GpuOf(int worker) const override;
   // A native candidate's object, built for the first GPU's arch through the
   // compile farm (a cache hit once the candidate was evaluated): for its
   // profile. kBadInput when it does not build. Thread-safe.

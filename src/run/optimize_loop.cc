@@ -563,9 +563,12 @@ void OptimizeLoop::StartCheck(int worker) {
         Result<json> result = Error::Internal("the check did not run");
         try {
           result = backend.Evaluate(worker, c.request);
-          // The profile tool's kernel-level view, while this worker still holds its GPU.
+          // The profile tool's kernel-level view, on this worker's GPU while the
+          // worker still holds it (not the run's first GPU, where another
+          // worker may be timing).
           if (profiler && result && result->value("accepted", false)) {
-            ProfileResult p = profiler({c.request.candidate_id, c.request.source});
+            ProfileResult p =
+                profiler({c.request.candidate_id, c.request.source, backend.GpuOf(worker)});
             (*result)["agent_profile"] = DraftProfileJson(p);
           }
         } catch (const std::exception& e) {

@@ -88,6 +88,12 @@ class FakeBackend : public EvaluationBackend {
   explicit FakeBackend(int workers = 1) : workers_(workers) {}
   int workers() const override { return workers_; }
   std::string Describe() const override { return "fake"; }
+  // Worker w "runs on" GPU first_gpu + w; no GPU when unset.
+  std::optional<int> first_gpu;
+  std::optional<int> GpuOf(int worker) const override {
+    if (!first_gpu) return std::nullopt;
+    return *first_gpu + worker;
+  }
   Result<json> Evaluate(int worker, const EvaluationRequest& r) override {
     {
       std::lock_guard lock(mu_);
@@ -760,8 +766,9 @@ TEST_F(OptimizeLoopTest, AgentEpisodesCheckDraftsAndSubmitCandidates) {
 }
 
 // On a GPU run that profiles, the profile tool also reports the draft's
-// Nsight Compute profile, taken on the check's worker right after the
-// evaluation that accepted it; compile and verify checks are not profiled.
+// Nsight Compute profile, taken on the check's worker (and its GPU) right
+// after the evaluation that accepted it; compile and verify checks are not
+// profiled.
 TEST_F(OptimizeLoopTest, TheAgentsProfileToolAddsTheDraftsKernelProfile) {
   std::string run = NewRun(1);
   ScriptedAgentModel model([](int, int turn, const llm::LlmRequest&) {
@@ -772,6 +779,7 @@ TEST_F(OptimizeLoopTest, TheAgentsProfileToolAddsTheDraftsKernelProfile) {
     return Turn("", {Call("submit", json::object(), "s")});
   });
   FakeBackend backend;
+  backend.first_gpu = 3;
   auto strategy = MakeAgentStrategy();
   std::mutex mu;
   std::vector<ProfileJob> profiled;
@@ -795,6 +803,7 @@ TEST_F(OptimizeLoopTest, TheAgentsProfileToolAddsTheDraftsKernelProfile) {
   EXPECT_EQ(out->status, RunStatus::kCompleted) << out->reason;
   ASSERT_EQ(profiled.size(), 1u);  // the profile check only, not verify or the candidate
   EXPECT_EQ(profiled[0].source, "code 12");
+  EXPECT_EQ(profiled[0].gpu, std::optional<int>(3));  // the check's worker's GPU
   std::string results;
   for (const auto& m : model.requests[1].messages) {
     if (m.role == llm::Role::kTool) results += m.content + "\n";

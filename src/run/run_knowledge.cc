@@ -460,7 +460,7 @@ ProfileResult RunKnowledge::RunProfile(const ProfileJob& job) const {
   r.key = job.key;
   kb::ProfileRequest req;
   req.task = setup_.task_path;
-  req.gpu = setup_.gpu;
+  req.gpu = job.gpu.value_or(setup_.gpu);
   req.ncu = options_.ncu;
   req.timeout = std::chrono::seconds(options_.profile_timeout_s);
   req.work_dir = setup_.scratch / "kb-profile" / job.key;

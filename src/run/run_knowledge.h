@@ -105,8 +105,9 @@ struct StageReplies {
 };
 
 struct ProfileJob {
-  std::string key;     // a candidate id, or kReferenceKey
-  std::string source;  // the candidate's; empty for the reference
+  std::string key;         // a candidate id, or kReferenceKey
+  std::string source;      // the candidate's; empty for the reference
+  std::optional<int> gpu;  // where to run it; unset: the run's first GPU
 };
 
 struct ProfileResult {
