@@ -197,6 +197,14 @@ bool Config::GetBool(const std::string& key) const {
 int64_t Config::GetInt(const std::string& key) const {
   return std::get<int64_t>(Lookup(key));
 }
+Result<int> Config::GetIntInRange(const std::string& key, int64_t min, int64_t max) const {
+  const int64_t v = GetInt(key);
+  if (v < min || v > max) {
+    return Error::BadInput(
+        fmt::format("config key '{}' must be between {} and {}, got {}", key, min, max, v));
+  }
+  return static_cast<int>(v);
+}
 double Config::GetDouble(const std::string& key) const {
   const ConfigValue& v = Lookup(key);
   if (std::holds_alternative<int64_t>(v)) return static_cast<double>(std::get<int64_t>(v));

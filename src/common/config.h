@@ -56,6 +56,9 @@ class Config {
 
   bool GetBool(const std::string& key) const;
   int64_t GetInt(const std::string& key) const;
+  // An integer key that must lie in [min, max], as an int; kBadInput naming
+  // the key, the range and the value otherwise.
+  Result<int> GetIntInRange(const std::string& key, int64_t min, int64_t max) const;
   double GetDouble(const std::string& key) const;
   std::string GetString(const std::string& key) const;
   // Keys present below an open-table prefix, e.g. "prices." → {"prices.gpt-4o.input": ...}.

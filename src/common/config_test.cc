@@ -43,6 +43,20 @@ TEST(ConfigTest, UnknownKeysAndBadValuesAreBadInput) {
   EXPECT_FALSE(c.LoadTomlString("[eval]\ndevice = 3\n", "t").ok());
 }
 
+TEST(ConfigTest, GetIntInRangeNamesTheKeyTheRangeAndTheValue) {
+  ConfigSchema schema = TestSchema();
+  Config c(schema);
+  auto in = c.GetIntInRange("pacevolve.max_ideas", 1, 10);
+  ASSERT_TRUE(in.ok());
+  EXPECT_EQ(*in, 10);
+  ASSERT_TRUE(c.SetOverride("pacevolve.max_ideas=11").ok());
+  auto out = c.GetIntInRange("pacevolve.max_ideas", 1, 10);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().kind, ErrorKind::kBadInput);
+  EXPECT_EQ(out.error().message,
+            "config key 'pacevolve.max_ideas' must be between 1 and 10, got 11");
+}
+
 TEST(ConfigTest, IntegerAcceptedWhereNumberDeclared) {
   ConfigSchema schema = TestSchema();
   Config c(schema);

@@ -48,12 +48,9 @@ void RegisterRunConfig(ConfigSchema& s) {
 
 Result<LoopOptions> LoopOptionsFromConfig(const Config& c) {
   LoopOptions o;
-  int64_t in_flight = c.GetInt("run.max_in_flight");
-  if (in_flight < 1 || in_flight > kMaxInFlightCap) {
-    return Error::BadInput(
-        fmt::format("config key 'run.max_in_flight' must be between 1 and {}", kMaxInFlightCap));
-  }
-  o.max_in_flight = static_cast<int>(in_flight);
+  auto in_flight = c.GetIntInRange("run.max_in_flight", 1, kMaxInFlightCap);
+  if (!in_flight) return in_flight.error();
+  o.max_in_flight = *in_flight;
   int64_t unusable = c.GetInt("run.max_unusable_proposals");
   if (unusable < 1) {
     return Error::BadInput("config key 'run.max_unusable_proposals' must be at least 1");
@@ -97,12 +94,9 @@ int64_t WorkersFromConfig(const Config& c) {
 Result<KbRunOptions> KbRunOptionsFromConfig(const Config& c) {
   KbRunOptions o;
   o.enabled = c.GetBool("kb.enabled");
-  int64_t top_k = c.GetInt("kb.top_k");
-  if (top_k < 1 || top_k > kMaxKbTopK) {
-    return Error::BadInput(
-        fmt::format("config key 'kb.top_k' must be between 1 and {}", kMaxKbTopK));
-  }
-  o.top_k = static_cast<int>(top_k);
+  auto top_k = c.GetIntInRange("kb.top_k", 1, kMaxKbTopK);
+  if (!top_k) return top_k.error();
+  o.top_k = *top_k;
   o.temperature = c.GetDouble("kb.temperature");
   if (!(o.temperature > 0)) return Error::BadInput("config key 'kb.temperature' must be positive");
   o.textual_gradient = c.GetBool("kb.textual_gradient");

@@ -29,26 +29,17 @@ void RegisterAgentStrategyConfig(ConfigSchema& s) {
 
 Result<AgentOptions> AgentOptionsFromConfig(const Config& c) {
   AgentOptions o;
-  int64_t turns = c.GetInt("agent.max_turns");
-  if (turns < 1 || turns > kMaxTurns) {
-    return Error::BadInput(
-        fmt::format("config key 'agent.max_turns' must be between 1 and {}", kMaxTurns));
-  }
-  o.max_turns = static_cast<int>(turns);
+  auto turns = c.GetIntInRange("agent.max_turns", 1, kMaxTurns);
+  if (!turns) return turns.error();
+  o.max_turns = *turns;
   o.max_tokens = c.GetInt("agent.max_tokens");
   if (o.max_tokens < 1) return Error::BadInput("config key 'agent.max_tokens' must be at least 1");
-  int64_t history = c.GetInt("agent.history");
-  if (history < 0 || history > kMaxHistoryItems) {
-    return Error::BadInput(
-        fmt::format("config key 'agent.history' must be between 0 and {}", kMaxHistoryItems));
-  }
-  o.history_items = static_cast<int>(history);
-  int64_t parallel = c.GetInt("agent.parallel");
-  if (parallel < 1 || parallel > kMaxParallel) {
-    return Error::BadInput(
-        fmt::format("config key 'agent.parallel' must be between 1 and {}", kMaxParallel));
-  }
-  o.parallel = static_cast<int>(parallel);
+  auto history = c.GetIntInRange("agent.history", 0, kMaxHistoryItems);
+  if (!history) return history.error();
+  o.history_items = *history;
+  auto parallel = c.GetIntInRange("agent.parallel", 1, kMaxParallel);
+  if (!parallel) return parallel.error();
+  o.parallel = *parallel;
   return o;
 }
 

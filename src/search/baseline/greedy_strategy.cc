@@ -24,12 +24,9 @@ void RegisterBaselineStrategyConfig(ConfigSchema& s) {
 
 Result<GreedyOptions> GreedyOptionsFromConfig(const Config& c) {
   GreedyOptions o;
-  int64_t history = c.GetInt("greedy.history");
-  if (history < 0 || history > kMaxHistoryItems) {
-    return Error::BadInput(
-        fmt::format("config key 'greedy.history' must be between 0 and {}", kMaxHistoryItems));
-  }
-  o.history_items = static_cast<int>(history);
+  auto history = c.GetIntInRange("greedy.history", 0, kMaxHistoryItems);
+  if (!history) return history.error();
+  o.history_items = *history;
   int64_t log_chars = c.GetInt("greedy.max_log_chars");
   if (log_chars < 0) return Error::BadInput("config key 'greedy.max_log_chars' cannot be negative");
   o.max_log_chars = static_cast<size_t>(log_chars);

@@ -38,12 +38,9 @@ Status ValidateContrastiveOptions(const ContrastiveOptions& o) {
 
 Result<ContrastiveOptions> ContrastiveOptionsFromConfig(const Config& config) {
   ContrastiveOptions o;
-  const int64_t exemplars = config.GetInt("contrastive.exemplars");
-  if (exemplars < 1 || exemplars > 1000) {
-    return Error::BadInput(
-        fmt::format("contrastive.exemplars must be between 1 and 1000, got {}", exemplars));
-  }
-  o.exemplars = static_cast<int>(exemplars);
+  auto exemplars = config.GetIntInRange("contrastive.exemplars", 1, 1000);
+  if (!exemplars) return exemplars.error();
+  o.exemplars = *exemplars;
   o.temperature = config.GetDouble("contrastive.temperature");
   o.bucket_width = config.GetDouble("contrastive.bucket_width");
   Result<ScoreKind> kind = ParseScoreKind(config.GetString("contrastive.score"));

@@ -65,14 +65,6 @@ Status Bad(const char* key, const std::string& what) {
   return Error::BadInput(fmt::format("{} {}", key, what));
 }
 
-Result<int> ReadInt(const Config& config, const char* key, int64_t min, int64_t max) {
-  const int64_t v = config.GetInt(key);
-  if (v < min || v > max) {
-    return Error::BadInput(fmt::format("{} must be between {} and {}, got {}", key, min, max, v));
-  }
-  return static_cast<int>(v);
-}
-
 }  // namespace
 
 Status ValidatePacEvolveOptions(const PacEvolveOptions& o) {
@@ -125,7 +117,7 @@ Result<PacEvolveOptions> PacEvolveOptionsFromConfig(const Config& config) {
       {"pacevolve.fruitless_limit", &o.fruitless_limit, 0},
   };
   for (const IntKey& k : ints) {
-    Result<int> v = ReadInt(config, k.key, k.min, kMax);
+    Result<int> v = config.GetIntInRange(k.key, k.min, kMax);
     if (!v.ok()) return v.error();
     *k.field = *v;
   }
