@@ -69,11 +69,10 @@ agent::CheckReport EpisodeChecker::Check(agent::CheckKind kind, const std::strin
   return agent::CheckReportFromEvaluation(kind, *eval);
 }
 
-AgentProposalResult RunAgentProposal(ModelClient& model, const search::Proposal& proposal,
-                                     bool native, CheckSubmit submit,
-                                     const std::filesystem::path& work_root,
-                                     std::shared_ptr<const std::atomic<bool>> stopping) {
-  AgentProposalResult result;
+ProposalAnswer RunAgentProposal(ModelClient& model, const search::Proposal& proposal, bool native,
+                                CheckSubmit submit, const std::filesystem::path& work_root,
+                                std::shared_ptr<const std::atomic<bool>> stopping) {
+  ProposalAnswer result;
   const search::AgentSpec spec = proposal.agent.value_or(search::AgentSpec{});
   std::error_code ec;
   std::filesystem::create_directories(work_root, ec);

@@ -57,14 +57,18 @@ class EpisodeChecker : public agent::CandidateChecker {
   int checks_ = 0;
 };
 
-struct AgentProposalResult {
-  // The submitted file; empty when the episode ended without a submission.
+// What a proposal's model calls gave back: one call for a code or structured
+// reply, the whole episode for an agent proposal.
+struct ProposalAnswer {
+  // The code (an agent's submitted file); empty when there is none.
   std::string code;
-  std::string reply_text;   // the model's words over the episode (techniques it named)
-  std::string llm_call_id;  // the turn that submitted
+  std::string reply_text;   // the model's words (the techniques it named)
+  std::string llm_call_id;  // the call that answered (an agent's submitting turn)
+  nlohmann::json value;     // a structured reply's value
   // A model call failed (not because the run is stopping): the loop treats
   // it like a failed code call (budget, fatal kinds, unusable).
   std::optional<llm::LlmError> error;
+  // Agent proposals only.
   bool interrupted = false;   // the run stopped during the episode
   std::string end_reason;     // why the episode ended without a submission
   nlohmann::json trajectory;  // AgentOutcome::ToJson, without each check's evaluation object
@@ -73,9 +77,8 @@ struct AgentProposalResult {
 // Runs the episode of `proposal` (kind kAgent) in a fresh workspace under
 // `work_root` (removed afterwards: the trajectory keeps what was written).
 // `stopping` set: the next model turn is not made and the episode ends.
-AgentProposalResult RunAgentProposal(ModelClient& model, const search::Proposal& proposal,
-                                     bool native, CheckSubmit submit,
-                                     const std::filesystem::path& work_root,
-                                     std::shared_ptr<const std::atomic<bool>> stopping);
+ProposalAnswer RunAgentProposal(ModelClient& model, const search::Proposal& proposal, bool native,
+                                CheckSubmit submit, const std::filesystem::path& work_root,
+                                std::shared_ptr<const std::atomic<bool>> stopping);
 
 }  // namespace kforge::run

@@ -269,37 +269,30 @@ void OptimizeLoop::LaunchProposals() {
                                          p = std::move(*proposal)]() mutable {
       ProposalDone done;
       try {
+        ProposalAnswer& a = done.answer;
         if (p.kind == search::ReplyKind::kAgent) {
-          AgentProposalResult r =
-              RunAgentProposal(model, p, native, std::move(submit), work_root, stopping);
-          done.code = std::move(r.code);
-          done.reply_text = std::move(r.reply_text);
-          done.llm_call_id = std::move(r.llm_call_id);
-          done.error = std::move(r.error);
-          done.interrupted = r.interrupted;
-          done.end_reason = std::move(r.end_reason);
-          done.trajectory = std::move(r.trajectory);
+          a = RunAgentProposal(model, p, native, std::move(submit), work_root, stopping);
         } else if (p.kind == search::ReplyKind::kStructured && p.schema) {
           auto reply = model.AskStructured(p.stage, p.prompt, *p.schema);
           if (reply) {
-            done.value = std::move(reply->value);
-            done.llm_call_id = reply->response.call_id;
+            a.value = std::move(reply->value);
+            a.llm_call_id = reply->response.call_id;
           } else {
-            done.error = reply.error();
+            a.error = reply.error();
           }
         } else {
           auto reply = model.AskForCode(p.stage, p.prompt, p.code_langs);
           if (reply) {
-            done.code = std::move(reply->code.code);
-            done.reply_text = std::move(reply->response.text);
-            done.llm_call_id = reply->response.call_id;
+            a.code = std::move(reply->code.code);
+            a.reply_text = std::move(reply->response.text);
+            a.llm_call_id = reply->response.call_id;
           } else {
-            done.error = reply.error();
+            a.error = reply.error();
           }
         }
       } catch (const std::exception& e) {
-        done.error = llm::LlmError::Make(llm::LlmErrorKind::kRecording,
-                                         fmt::format("proposal failed: {}", e.what()));
+        done.answer.error = llm::LlmError::Make(llm::LlmErrorKind::kRecording,
+                                                fmt::format("proposal failed: {}", e.what()));
       }
       done.proposal = std::move(p);
       mailbox->Post(std::move(done));
@@ -400,10 +393,10 @@ void OptimizeLoop::Handle(ProposalDone done) {
   uint64_t proposal_id = done.proposal.id;
   if (done.proposal.kind == search::ReplyKind::kAgent) {
     search::Proposal proposal = done.proposal;
-    json trajectory = std::move(done.trajectory);
-    std::string end_reason = done.end_reason;
-    std::string candidate_id = HandleProposal(std::move(done));
-    RecordAgentEpisode(proposal, std::move(trajectory), end_reason, candidate_id);
+    json trajectory = std::move(done.answer.trajectory);
+    std::string end_reason = done.answer.end_reason;
+    std::optional<NewCandidate> candidate = HandleProposal(std::move(done));
+    RecordAgentEpisode(proposal, std::move(trajectory), end_reason, candidate);
   } else {
     HandleProposal(std::move(done));
   }
@@ -415,76 +408,77 @@ void OptimizeLoop::Handle(ProposalDone done) {
   }
 }
 
-std::string OptimizeLoop::HandleProposal(ProposalDone done) {
+std::optional<OptimizeLoop::NewCandidate> OptimizeLoop::HandleProposal(ProposalDone done) {
   ++calls_since_candidate_;
   const search::Proposal& p = done.proposal;
+  ProposalAnswer& a = done.answer;
   using Kind = search::ProposalOutcome::Kind;
-  if (done.interrupted) {  // the run's stop ended the episode: nothing went wrong with it
-    strategy_.Settle(p.id, {Kind::kFailed, "", 0, {}, done.end_reason});
-    return "";
+  if (a.interrupted) {  // the run's stop ended the episode: nothing went wrong with it
+    strategy_.Settle(p.id, {Kind::kFailed, "", 0, {}, a.end_reason});
+    return std::nullopt;
   }
-  if (done.error) {
-    const llm::LlmError& e = *done.error;
+  if (a.error) {
+    const llm::LlmError& e = *a.error;
     if (e.kind == llm::LlmErrorKind::kBudgetExhausted) {
       strategy_.Settle(p.id, {Kind::kFailed, "", 0, {}, e.Describe()});
       Stop(Cause::kBudget, "LLM budget reached (" + e.message + ")");
-      return "";
+      return std::nullopt;
     }
     if (e.kind == llm::LlmErrorKind::kReplayExhausted) {
       strategy_.Settle(p.id, {Kind::kFailed, "", 0, {}, e.Describe()});
       Stop(Cause::kReplayDone, "the replayed run has no more recorded answers");
-      return "";
+      return std::nullopt;
     }
     if (IsFatal(e.kind)) {
       strategy_.Settle(p.id, {Kind::kFailed, "", 0, {}, e.Describe()});
       Fail(e.ToError());
-      return "";
+      return std::nullopt;
     }
     Unusable(p, e.Describe());
-    return "";
+    return std::nullopt;
   }
-  if (p.kind == search::ReplyKind::kAgent && done.code.empty()) {
-    Unusable(p, done.end_reason);
-    return "";
+  if (p.kind == search::ReplyKind::kAgent && a.code.empty()) {
+    Unusable(p, a.end_reason);
+    return std::nullopt;
   }
   if (p.kind == search::ReplyKind::kStructured) {
     unusable_streak_ = 0;
-    strategy_.Settle(p.id, {Kind::kStructured, "", 0, std::move(done.value), ""});
-    return "";
+    strategy_.Settle(p.id, {Kind::kStructured, "", 0, std::move(a.value), ""});
+    return std::nullopt;
   }
-  std::string sha = Sha256Hex(done.code);
+  std::string sha = Sha256Hex(a.code);
   if (known_sha_.count(sha) > 0) {
     Unusable(p, "the code is identical to an earlier candidate of this run");
-    return "";
+    return std::nullopt;
   }
   if (recorded_ >= options_.iterations) {
     strategy_.Settle(p.id, {Kind::kFailed, "", 0, {}, "the run has all its candidates"});
-    return "";
+    return std::nullopt;
   }
   CandidateRecord c;
   c.run_id = context_.run_id;
   c.sha256 = sha;
-  c.source = std::move(done.code);
+  c.source = std::move(a.code);
   c.format = context_.candidate_format;
   c.parent_ids = p.parent_ids;
   c.island = p.island;
   c.iteration = next_iteration_;
-  c.llm_call_id = done.llm_call_id;
+  c.llm_call_id = a.llm_call_id;
   auto inserted = store_.AddCandidate(c);
   if (!inserted) {
     Fail(inserted.error());
-    return "";
+    return std::nullopt;
   }
   c.id = inserted->id;
   if (!inserted->inserted) {  // cannot happen with one scheduler; never evaluate twice
     known_sha_.insert(sha);
     Unusable(p, "the code is identical to an earlier candidate of this run");
-    return "";
+    return std::nullopt;
   }
   auto enqueued = store_.EnqueueJob(context_.run_id, c.id);
   if (!enqueued) {
     Fail(enqueued.error());
-    return "";
+    return std::nullopt;
   }
   known_sha_.insert(sha);
   ++recorded_;
@@ -497,28 +491,29 @@ std::string OptimizeLoop::HandleProposal(ProposalDone done) {
   strategy_.Settle(p.id, {Kind::kSubmitted, c.id, c.iteration, {}, ""});
   if (context_.knowledge != nullptr) {
     // Durable: a resumed run must know which technique this candidate applied.
-    if (auto event = context_.knowledge->OnCandidate(p, c, done.reply_text)) {
+    if (auto event = context_.knowledge->OnCandidate(p, c, a.reply_text)) {
       if (auto seq = store_.RecordEvent(*event); !seq) Fail(seq.error());
     }
   }
-  std::string id = c.id;
+  NewCandidate added{c.id, c.iteration};
   unevaluated_[c.id] = std::move(c);
-  return id;
+  return added;
 }
 
 void OptimizeLoop::RecordAgentEpisode(const search::Proposal& proposal, json trajectory,
                                       const std::string& end_reason,
-                                      const std::string& candidate_id) {
+                                      const std::optional<NewCandidate>& candidate) {
   if (!trajectory.is_object()) return;  // the episode never ran (no workspace)
   trajectory["stage"] = proposal.stage;
   trajectory["parent_ids"] = proposal.parent_ids;
-  trajectory["candidate_id"] = candidate_id.empty() ? json(nullptr) : json(candidate_id);
+  trajectory["candidate_id"] = candidate ? json(candidate->id) : json(nullptr);
   if (!end_reason.empty()) trajectory["reason"] = end_reason;
   EventRecord event;
   event.run_id = context_.run_id;
   event.type = "agent_episode";
   event.island = proposal.island;
-  event.iteration = next_iteration_ - (candidate_id.empty() ? 0 : 1);
+  // An episode without a candidate belongs to the iteration its candidate would have had.
+  event.iteration = candidate ? candidate->iteration : next_iteration_;
   event.detail_json = llm::DumpJson(trajectory);
   // Durable: RL exports read a candidate's trajectory counts from it.
   if (auto seq = store_.RecordEvent(event); !seq) Fail(seq.error());

@@ -86,16 +86,7 @@ class OptimizeLoop {
  private:
   struct ProposalDone {
     search::Proposal proposal;
-    std::optional<llm::LlmError> error;
-    std::string code;
-    std::string reply_text;  // the whole reply, for the technique it names
-    std::string llm_call_id;
-    nlohmann::json value;
-    // Agent proposals: the episode's trajectory, whether the run's stop cut
-    // it short, and why it ended without a submission.
-    nlohmann::json trajectory;
-    bool interrupted = false;
-    std::string end_reason;
+    ProposalAnswer answer;
   };
   // An agent's tool wants a draft checked: the scheduler runs it on a free
   // worker before waiting candidates (a model is waiting for the answer).
@@ -145,10 +136,15 @@ class OptimizeLoop {
   void DispatchEvaluations();
   bool Finished();
   void Handle(ProposalDone done);
-  // The new candidate's id, or empty when the proposal gave none.
-  std::string HandleProposal(ProposalDone done);
+  struct NewCandidate {
+    std::string id;
+    int64_t iteration = 0;
+  };
+  // The candidate the proposal gave, if it gave one.
+  std::optional<NewCandidate> HandleProposal(ProposalDone done);
   void RecordAgentEpisode(const search::Proposal& proposal, nlohmann::json trajectory,
-                          const std::string& end_reason, const std::string& candidate_id);
+                          const std::string& end_reason,
+                          const std::optional<NewCandidate>& candidate);
   void Handle(CheckRequested check);
   void Handle(CheckDone done);
   void StartCheck(int worker);

@@ -748,13 +748,17 @@ TEST_F(OptimizeLoopTest, AgentEpisodesCheckDraftsAndSubmitCandidates) {
 
   ASSERT_TRUE(store_->Flush().ok());
   std::vector<json> episodes;
+  std::vector<int64_t> episode_iterations;
   auto events = store_->EventsOfRun(run);
   ASSERT_TRUE(events.ok());
   for (const EventRecord& e : *events) {
-    if (e.type == "agent_episode") episodes.push_back(json::parse(e.detail_json));
+    if (e.type != "agent_episode") continue;
+    episodes.push_back(json::parse(e.detail_json));
+    episode_iterations.push_back(e.iteration.value_or(-1));
   }
   ASSERT_EQ(episodes.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(episode_iterations[i], candidates[i].iteration);  // the submitted candidate's
     EXPECT_EQ(episodes[i]["end"], "submitted");
     EXPECT_EQ(episodes[i]["candidate_id"], candidates[i].id);
     EXPECT_EQ(episodes[i]["stage"], "agent");
@@ -836,10 +840,15 @@ TEST_F(OptimizeLoopTest, AnAgentEpisodeWithoutSubmissionIsUnusable) {
   std::vector<json> episodes;
   auto events = store_->EventsOfRun(run);
   ASSERT_TRUE(events.ok());
+  std::vector<int64_t> episode_iterations;
   for (const EventRecord& e : *events) {
-    if (e.type == "agent_episode") episodes.push_back(json::parse(e.detail_json));
+    if (e.type != "agent_episode") continue;
+    episodes.push_back(json::parse(e.detail_json));
+    episode_iterations.push_back(e.iteration.value_or(-1));
   }
   ASSERT_EQ(episodes.size(), 2u);
+  // Both belong to iteration 0: the first gave no candidate, the second gave it.
+  EXPECT_EQ(episode_iterations, (std::vector<int64_t>{0, 0}));
   EXPECT_EQ(episodes[0]["end"], "stopped");
   EXPECT_TRUE(episodes[0]["candidate_id"].is_null());
   EXPECT_NE(episodes[0]["reason"].get<std::string>().find("without a submission"),

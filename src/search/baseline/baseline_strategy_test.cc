@@ -137,7 +137,7 @@ TEST(GreedyStrategyTest, NativePromptAsksForACudaFile) {
   EXPECT_EQ(text.find("```python\n#"), std::string::npos);
   ASSERT_FALSE(first->code_langs.empty());
   EXPECT_EQ(first->code_langs.front(), "cuda");
-  (*g)->Settle(first->id, {ProposalOutcome::Kind::kSubmitted, "c0", 0});
+  (*g)->Settle(first->id, {ProposalOutcome::Kind::kSubmitted, "c0", 0, {}, ""});
   Observation a = Accepted("c0", 0, 2.0);
   a.source = "// native source of c0\n";
   (*g)->Observe(a);
@@ -251,7 +251,8 @@ TEST(GreedyStrategyTest, RebuildingFromObservationsGivesTheSamePrompt) {
   // Live: proposals interleave with observations.
   for (const Observation& o : seen) {
     auto p = (*live)->Propose();
-    (*live)->Settle(p->id, {ProposalOutcome::Kind::kSubmitted, o.candidate_id, o.iteration});
+    (*live)->Settle(p->id,
+                    {ProposalOutcome::Kind::kSubmitted, o.candidate_id, o.iteration, {}, ""});
     (*live)->Observe(o);
   }
   for (const Observation& o : seen) (*rebuilt)->Observe(o);
@@ -267,7 +268,7 @@ TEST(GreedyStrategyTest, IslandsAreIndependentClimbers) {
   auto p1 = (*g)->Propose();
   EXPECT_EQ(p0->island, 0);
   EXPECT_EQ(p1->island, 1);
-  (*g)->Settle(p0->id, {ProposalOutcome::Kind::kSubmitted, "a", 0});
+  (*g)->Settle(p0->id, {ProposalOutcome::Kind::kSubmitted, "a", 0, {}, ""});
   (*g)->Settle(p1->id, {ProposalOutcome::Kind::kFailed, "", 0, {}, "no code"});
   // Island 1's proposal failed, so it is the least loaded.
   EXPECT_EQ((*g)->Propose()->island, 1);
