@@ -99,8 +99,13 @@ def time_task(model, inputs, flush):
             torch.cuda.synchronize()
             host.append((time.perf_counter() - h0) * 1e3)
             ev.append(start.elapsed_time(end))
+    def spread(xs):  # p10 and p90: how noisy each way is
+        q = statistics.quantiles(xs, n=10)
+        return [q[0], q[-1]]
+
     return {"event_mean_ms": statistics.fmean(ev), "event_median_ms": statistics.median(ev),
-            "host_median_ms": statistics.median(host)}
+            "event_p10_p90_ms": spread(ev), "host_median_ms": statistics.median(host),
+            "host_p10_p90_ms": spread(host)}
 
 
 def main():
