@@ -3,7 +3,6 @@ initialisation order KernelBench uses, reads each trial's inputs from a file,
 runs the candidate, writes the outputs to a file, and answers the sample
 protocol for timing. It never sees a reference output, and it holds neither
 the timer (kforge's clock spans each sample) nor the database."""
-import json
 import os
 import sys
 import time
@@ -12,7 +11,7 @@ import time
 import torch
 
 from . import runtime_checks
-from .channel import Channel
+from .channel import Channel, serve
 from .common import DTYPES, build_model
 from .device import Device, ProcessPinning
 from .native import NativeLoadError, NativeModel, warm_meta_dispatch
@@ -253,36 +252,19 @@ class CandidateHost:
                 "threads": runtime_checks.thread_counts()}
 
 
+def failure_reply(exc):
+    """The reply to a command that raised: the task's fault or the candidate's."""
+    if isinstance(exc, TaskError):
+        return {"ok": False, "kind": "bad_task", "error": str(exc)}
+    if isinstance(exc, CandidateError):
+        return {"ok": False, "kind": "candidate_error", "error": str(exc)}
+    short, tb = describe_exception(exc)
+    return {"ok": False, "kind": "candidate_error", "error": short, "traceback": tb}
+
+
 def main():
     channel = Channel()
-    host = CandidateHost(channel)
-    handlers = {name[4:]: getattr(host, name) for name in dir(host) if name.startswith("cmd_")}
-    while True:
-        line = channel.read_line()
-        if line is None or line == "quit":
-            return 0
-        if line.startswith("arm "):
-            try:
-                host.server.handle_arm(line[4:])
-            except Exception as exc:  # noqa: BLE001
-                short, tb = describe_exception(exc)
-                channel.send({"ok": False, "kind": "candidate_error", "error": short,
-                              "traceback": tb})
-            continue
-        msg = json.loads(line)
-        handler = handlers.get(msg.get("cmd"))
-        try:
-            if handler is None:
-                raise RuntimeError(f"unknown command {msg.get('cmd')}")
-            reply = handler(msg)
-        except TaskError as exc:
-            reply = {"ok": False, "kind": "bad_task", "error": str(exc)}
-        except CandidateError as exc:
-            reply = {"ok": False, "kind": "candidate_error", "error": str(exc)}
-        except Exception as exc:  # noqa: BLE001 - reported, kforge decides
-            short, tb = describe_exception(exc)
-            reply = {"ok": False, "kind": "candidate_error", "error": short, "traceback": tb}
-        channel.send(reply)
+    return serve(channel, CandidateHost(channel), failure_reply)
 
 
 if __name__ == "__main__":

@@ -54,3 +54,30 @@ class Channel:
 
     def send(self, obj):
         self.write_line(json.dumps(obj, allow_nan=True))
+
+
+def serve(channel, host, failure_reply):
+    """Answers kforge's commands until `quit` or end of input: `arm ...` lines
+    go to host.server.handle_arm (the sample protocol, timing.py), JSON lines
+    to the host's cmd_NAME method for {"cmd": NAME}. A command that raises is
+    answered with failure_reply(exc), a reply dict; a method that returns None
+    has answered already."""
+    handlers = {name[4:]: getattr(host, name) for name in dir(host) if name.startswith("cmd_")}
+    while True:
+        line = channel.read_line()
+        if line is None or line == "quit":
+            return 0
+        try:
+            if line.startswith("arm "):
+                host.server.handle_arm(line[4:])  # it answers on the channel itself
+                reply = None
+            else:
+                msg = json.loads(line)
+                handler = handlers.get(msg.get("cmd"))
+                if handler is None:
+                    raise RuntimeError(f"unknown command {msg.get('cmd')}")
+                reply = handler(msg)
+        except Exception as exc:  # noqa: BLE001 - reported, kforge decides
+            reply = failure_reply(exc)
+        if reply is not None:
+            channel.send(reply)

@@ -11,7 +11,7 @@ import traceback
 import torch
 
 from . import compare, runtime_checks
-from .channel import Channel
+from .channel import Channel, serve
 from .common import DTYPES, build_model, make_inputs, make_variant_inputs
 from .device import Device, ProcessPinning
 from .task_loader import TaskError, describe_exception, load_task
@@ -351,33 +351,19 @@ class Reference:
         return None
 
 
+def failure_reply(exc):
+    """The reply to a command that raised: the task's fault, no room, or ours."""
+    if isinstance(exc, TaskError):
+        return {"ok": False, "kind": "bad_task", "error": str(exc)}
+    if isinstance(exc, torch.cuda.OutOfMemoryError):
+        return {"ok": False, "kind": "oom", "error": describe_exception(exc)[0]}
+    short, tb = describe_exception(exc)
+    return {"ok": False, "kind": "internal", "error": short, "traceback": tb}
+
+
 def main():
     channel = Channel()
-    ref = Reference(channel)
-    handlers = {name[4:]: getattr(ref, name) for name in dir(ref) if name.startswith("cmd_")}
-    while True:
-        line = channel.read_line()
-        if line is None or line == "quit":
-            return 0
-        if line.startswith("arm "):
-            ref.server.handle_arm(line[4:])
-            continue
-        import json
-        msg = json.loads(line)
-        handler = handlers.get(msg.get("cmd"))
-        try:
-            if handler is None:
-                raise RuntimeError(f"unknown command {msg.get('cmd')}")
-            reply = handler(msg)
-        except TaskError as exc:
-            reply = {"ok": False, "kind": "bad_task", "error": str(exc)}
-        except torch.cuda.OutOfMemoryError as exc:
-            reply = {"ok": False, "kind": "oom", "error": describe_exception(exc)[0]}
-        except Exception as exc:  # noqa: BLE001 - reported, kforge decides
-            short, tb = describe_exception(exc)
-            reply = {"ok": False, "kind": "internal", "error": short, "traceback": tb}
-        if reply is not None:
-            channel.send(reply)
+    return serve(channel, Reference(channel), failure_reply)
 
 
 if __name__ == "__main__":

@@ -27,11 +27,13 @@ struct Error {
   static Error NotFound(std::string m) { return {ErrorKind::kNotFound, std::move(m)}; }
 };
 
-template <class T>
+// E is the error type: Error everywhere, llm::LlmError in the LLM layer
+// (llm::LlmResult), whose errors carry retry hints.
+template <class T, class E = Error>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
-  Result(Error error) : v_(std::move(error)) {}  // NOLINT
+  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(E error) : v_(std::move(error)) {}  // NOLINT
 
   bool ok() const { return std::holds_alternative<T>(v_); }
   explicit operator bool() const { return ok(); }
@@ -42,10 +44,10 @@ class [[nodiscard]] Result {
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
-  const Error& error() const { return std::get<Error>(v_); }
+  const E& error() const { return std::get<E>(v_); }
 
  private:
-  std::variant<T, Error> v_;
+  std::variant<T, E> v_;
 };
 
 // Result<void> equivalent.

@@ -228,6 +228,48 @@ TEST_F(EvaluationSessionTest, CandidatesOfATaskShareTheReference) {
   EXPECT_EQ(alone.max_abs_err, first.max_abs_err);
 }
 
+// The reference failing inside the timing window (its harness answers the
+// failed sample and lives on) ends the evaluation as a reference failure, and
+// the session forgets that reference: nothing it kept is trusted after a
+// failure, the same as after a failed command.
+TEST_F(EvaluationSessionTest, AReferenceFailingInTheWindowIsDiscarded) {
+  const Task example = ExampleTask();
+  fs::path path = root_ / "fails_when_timed.py";
+  Write(path, example.source + R"PY(
+
+import inspect
+
+_forward = Model.forward
+
+
+def _fails_when_timed(self, x):
+    if any(f.function == "handle_arm" for f in inspect.stack()):
+        raise RuntimeError("the reference fails when timed")
+    return _forward(self, x)
+
+
+Model.forward = _fails_when_timed
+)PY");
+  auto task = LoadTaskFile(path);
+  ASSERT_TRUE(task.ok()) << task.error().message;
+  const Candidate good = ReferenceCandidate();
+  ASSERT_FALSE(::testing::Test::HasFailure());
+
+  EvalOptions o = CpuOptions();
+  o.min_timing_seconds = 0.05;
+  o.max_timing_seconds = 0.5;
+  Evaluator evaluator(o);
+  EvaluationSession session(root_ / "session", /*reuse=*/true);
+  try {
+    EvalResult r = evaluator.Evaluate(*task, good, &session);
+    FAIL() << "the evaluation went on: " << r.error.value_or("no error");
+  } catch (const OperationError& e) {
+    EXPECT_NE(e.error.message.find("the reference fails when timed"), std::string::npos)
+        << e.error.message;
+  }
+  EXPECT_EQ(session.uses(), 0);  // discarded, not kept for the next candidate
+}
+
 // Spares on their own: stopped while they warm up (a process that has just
 // started cannot have imported torch yet), continued, taken warm; and a
 // session ending with stopped spares ends them at once (killed: they hold

@@ -1471,11 +1471,17 @@ EvalResult EvaluationRun::Run() {
     // A check of a draft: no timing window, nothing taken from the cache.
     extra_["depth"] = EvalDepthName(depth);
   } else if (time_candidate || baseline_only_ || !baseline_ || !baseline_->contains("eager_ms")) {
-    {
+    try {
       // Nothing of the spares runs beside the window.
       SparesPaused paused(session_);
       extra_["session"]["spares_paused"] = paused.count();
       Timed("timing", [&] { TimeWindow(time_candidate); });
+    } catch (const OperationError&) {
+      // The reference failed in the window (the harness answers a failed
+      // sample and lives on): as after any reference failure, nothing it
+      // kept is trusted. Discarded here, once the window's state is gone.
+      session_.Discard();
+      throw;
     }
     if (r_.candidate_ms && cand_proc_ && cand_proc_->alive()) {
       Timed("after_timing_checks", [&] {

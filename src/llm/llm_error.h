@@ -63,24 +63,6 @@ struct LlmError {
 
 // Result<T> of the LLM layer: a value or an LlmError.
 template <class T>
-class [[nodiscard]] LlmResult {
- public:
-  LlmResult(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
-  LlmResult(LlmError error) : v_(std::move(error)) {}  // NOLINT
-
-  bool ok() const { return std::holds_alternative<T>(v_); }
-  explicit operator bool() const { return ok(); }
-  T& value() & { return std::get<T>(v_); }
-  const T& value() const& { return std::get<T>(v_); }
-  T&& value() && { return std::get<T>(std::move(v_)); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  const LlmError& error() const { return std::get<LlmError>(v_); }
-
- private:
-  std::variant<T, LlmError> v_;
-};
+using LlmResult = Result<T, LlmError>;
 
 }  // namespace kforge::llm
