@@ -7,8 +7,8 @@
 #   1. diag_launch_bound.py: KernelBench-style timing outside kforge, free and
 #      bound to one CPU, plus the bare launch cost and the CPU model;
 #   2. `kforge baseline --force` of 9_ResNet18 with pin_cpus true and false;
-#   3. `kforge eval` of a near-best issue-6 fixture (window capped at 15 s)
-#      with pin_cpus true, false, true, false.
+#   3. diag_window_noise.sh with KEY=eval.timing.pin_cpus: `kforge eval` of a
+#      near-best issue-6 fixture (window capped at 15 s), pinned and not, twice.
 #   OUT=... bash bench/device/diag_pinning.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/diag_pinning}
@@ -29,14 +29,7 @@ for pin in true false; do
   echo "baseline pin_cpus=$pin rc $?"
 done
 
-TASK=.devcarry/kernelbench/level1/88_MinGPTNewGelu.py
-CAND=bench/throughput/fixtures/88_MinGPTNewGelu/12_unroll4_b256.cu
-for pin in true false true false; do
-  "$K" eval --task "$TASK" --candidate "$CAND" --device cuda --no-baseline-cache --json \
-    --set eval.timing.max_seconds=15 --set eval.timing.pin_cpus=$pin \
-    >>"$OUT/eval_pin_$pin.jsonl" 2>>"$OUT/eval.log"
-  echo "eval pin_cpus=$pin rc $?"
-done
+KEY=eval.timing.pin_cpus OUT="$OUT" bash bench/device/diag_window_noise.sh
 
 python3 - "$OUT" <<'PY'
 import json, pathlib, sqlite3, sys
@@ -55,12 +48,4 @@ for pin in ("true", "false"):
         print(f"baseline pin_cpus={pin}", r["task"],
               {k: (round(r[k]["median"], 3), round(r[k]["rel_stddev"], 3))
                for k in ("eager_ms", "compile_ms") if isinstance(r.get(k), dict)})
-for f in sorted(out.glob("eval_pin_*.jsonl")):
-    for line in f.read_text().splitlines():
-        r = json.loads(line)
-        w = r.get("extra", {}).get("timing_window", {})
-        progs = {k: (v["samples"], round(v["median_ms"], 4), v["rel_error"] and round(v["rel_error"], 4))
-                 for k, v in w.get("programs", {}).items()}
-        print(f.stem, w.get("stopped_by"), round(w.get("seconds", 0), 1), progs,
-              "placement", r.get("extra", {}).get("cpu_placement"))
 PY
