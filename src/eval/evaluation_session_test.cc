@@ -74,6 +74,13 @@ class EvaluationSessionTest : public ::testing::Test {
     o.scratch_root = root_ / "scratch";
     return o;
   }
+  // CpuOptions with a window of 0.05 to 0.5 s: enough for the session's bookkeeping.
+  EvalOptions ShortWindowOptions() const {
+    EvalOptions o = CpuOptions();
+    o.min_timing_seconds = 0.05;
+    o.max_timing_seconds = 0.5;
+    return o;
+  }
   fs::path root_;
   std::string old_cache_;
 };
@@ -189,9 +196,7 @@ TEST_F(EvaluationSessionTest, CandidatesOfATaskShareTheReference) {
                     "ModelNew.forward = lambda self, *a: _orig(self, *a) * 1.01\n");
   ASSERT_FALSE(::testing::Test::HasFailure());
 
-  EvalOptions o = CpuOptions();
-  o.min_timing_seconds = 0.05;
-  o.max_timing_seconds = 0.5;
+  EvalOptions o = ShortWindowOptions();
   Evaluator evaluator(o);
   EvaluationSession session(root_ / "session", /*reuse=*/true);
 
@@ -255,9 +260,7 @@ Model.forward = _fails_when_timed
   const Candidate good = ReferenceCandidate();
   ASSERT_FALSE(::testing::Test::HasFailure());
 
-  EvalOptions o = CpuOptions();
-  o.min_timing_seconds = 0.05;
-  o.max_timing_seconds = 0.5;
+  EvalOptions o = ShortWindowOptions();
   Evaluator evaluator(o);
   EvaluationSession session(root_ / "session", /*reuse=*/true);
   try {

@@ -391,15 +391,8 @@ void OptimizeLoop::Handle(ProposalDone done) {
   --proposing_;
   JoinThread(proposal_threads_, done.proposal.id);
   uint64_t proposal_id = done.proposal.id;
-  if (done.proposal.kind == search::ReplyKind::kAgent) {
-    search::Proposal proposal = done.proposal;
-    json trajectory = std::move(done.answer.trajectory);
-    std::string end_reason = done.answer.end_reason;
-    std::optional<NewCandidate> candidate = HandleProposal(std::move(done));
-    RecordAgentEpisode(proposal, std::move(trajectory), end_reason, candidate);
-  } else {
-    HandleProposal(std::move(done));
-  }
+  std::optional<NewCandidate> candidate = HandleProposal(done);
+  if (done.proposal.kind == search::ReplyKind::kAgent) RecordAgentEpisode(done, candidate);
   if (context_.knowledge != nullptr) context_.knowledge->Forget(proposal_id);
   if (calls_since_candidate_ >= options_.max_calls_per_candidate) {
     Stop(Cause::kUnusable, fmt::format("{} LLM calls in a row produced no new candidate; see "
@@ -408,7 +401,7 @@ void OptimizeLoop::Handle(ProposalDone done) {
   }
 }
 
-std::optional<OptimizeLoop::NewCandidate> OptimizeLoop::HandleProposal(ProposalDone done) {
+std::optional<OptimizeLoop::NewCandidate> OptimizeLoop::HandleProposal(ProposalDone& done) {
   ++calls_since_candidate_;
   const search::Proposal& p = done.proposal;
   ProposalAnswer& a = done.answer;
@@ -500,14 +493,15 @@ std::optional<OptimizeLoop::NewCandidate> OptimizeLoop::HandleProposal(ProposalD
   return added;
 }
 
-void OptimizeLoop::RecordAgentEpisode(const search::Proposal& proposal, json trajectory,
-                                      const std::string& end_reason,
+void OptimizeLoop::RecordAgentEpisode(ProposalDone& done,
                                       const std::optional<NewCandidate>& candidate) {
+  const search::Proposal& proposal = done.proposal;
+  json& trajectory = done.answer.trajectory;
   if (!trajectory.is_object()) return;  // the episode never ran (no workspace)
   trajectory["stage"] = proposal.stage;
   trajectory["parent_ids"] = proposal.parent_ids;
   trajectory["candidate_id"] = candidate ? json(candidate->id) : json(nullptr);
-  if (!end_reason.empty()) trajectory["reason"] = end_reason;
+  if (!done.answer.end_reason.empty()) trajectory["reason"] = done.answer.end_reason;
   EventRecord event;
   event.run_id = context_.run_id;
   event.type = "agent_episode";

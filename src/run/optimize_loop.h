@@ -140,11 +140,11 @@ class OptimizeLoop {
     std::string id;
     int64_t iteration = 0;
   };
-  // The candidate the proposal gave, if it gave one.
-  std::optional<NewCandidate> HandleProposal(ProposalDone done);
-  void RecordAgentEpisode(const search::Proposal& proposal, nlohmann::json trajectory,
-                          const std::string& end_reason,
-                          const std::optional<NewCandidate>& candidate);
+  // The candidate the proposal gave, if it gave one (its code and value are
+  // moved out of `done`).
+  std::optional<NewCandidate> HandleProposal(ProposalDone& done);
+  // An agent proposal's trajectory as an `agent_episode` event.
+  void RecordAgentEpisode(ProposalDone& done, const std::optional<NewCandidate>& candidate);
   void Handle(CheckRequested check);
   void Handle(CheckDone done);
   void StartCheck(int worker);
